@@ -1,0 +1,12 @@
+# Installs the library, a pkg-config file and a CMake package config (find_package(mcrpmpi)).
+install(TARGETS mcrpmpi EXPORT mcrpmpiTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(EXPORT mcrpmpiTargets NAMESPACE mcrpmpi:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mcrpmpi)
+include(CMakePackageConfigHelpers)
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/mcrpmpiConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/mcrpmpiConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mcrpmpi)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/mcrpmpiConfigVersion.cmake
+  COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/mcrpmpiConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/mcrpmpiConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mcrpmpi)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/mcrpmpi.pc.in ${CMAKE_CURRENT_BINARY_DIR}/mcrpmpi.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/mcrpmpi.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,29 @@
+#include "collectives/config.h"
+
+#include <cstdlib>
+
+namespace mcrp {
+namespace {
+
+bool flag(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] != '\0' && value[0] != '0';
+}
+
+Config read_config() {
+  Config c;
+  c.debug = flag("MCRPMPI_DEBUG");
+  c.stats = flag("MCRPMPI_STATS");
+  c.verify = flag("MCRPMPI_VERIFY");
+  if (const char* timeout = std::getenv("MCRPMPI_NCCL_TIMEOUT")) c.nccl_timeout_s = std::atof(timeout);
+  return c;
+}
+
+}  // namespace
+
+const Config& config() {
+  static const Config instance = read_config();
+  return instance;
+}
+
+}  // namespace mcrp

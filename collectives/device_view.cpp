@@ -1,0 +1,83 @@
+#include "collectives/device_view.h"
+
+#include <algorithm>
+
+#include "device/cuda_runtime.h"
+
+namespace mcrp {
+namespace {
+
+// MPI_Pack/MPI_Unpack of one block between the host image of the span and the packed bytes.
+Status pack_blocks(const BufferSide& side, char* image_base, char* packed, std::size_t packed_size, bool unpack) {
+  MPI_Count position = 0;
+  for (const Block& b : side.blocks) {
+    if (b.count <= 0) continue;
+    MPI_Aint lb = 0, extent = 0;
+    PMPI_Type_get_extent(side.type, &lb, &extent);
+    char* element = image_base + b.displacement * extent;
+    const int rc = unpack ? PMPI_Unpack_c(packed, static_cast<MPI_Count>(packed_size), &position, element,
+                                          b.count, side.type, MPI_COMM_SELF)
+                          : PMPI_Pack_c(element, b.count, side.type, packed, static_cast<MPI_Count>(packed_size),
+                                        &position, MPI_COMM_SELF);
+    if (rc != MPI_SUCCESS) return Status(MPI_ERR_TYPE, "packing a non-contiguous datatype failed");
+  }
+  return {};
+}
+
+}  // namespace
+
+std::size_t DeviceView::end() const {
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < offsets.size(); ++i) last = std::max(last, offsets[i] + bytes[i]);
+  return last;
+}
+
+Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int device, cudaStream_t stream,
+                           device::ProgressHook& progress) {
+  offsets.clear();
+  bytes.clear();
+  if (!side.significant()) return {};
+  packed_ = !type.contiguous();
+  std::size_t packed_offset = 0;
+  for (const Block& b : side.blocks) {
+    bytes.push_back(static_cast<std::size_t>(b.count * type.size));
+    offsets.push_back(packed_ ? packed_offset : static_cast<std::size_t>(b.displacement * type.extent));
+    packed_offset += bytes.back();
+  }
+  if (!packed_) {
+    data = side.base;
+    return {};
+  }
+  // Pack: device span -> pinned image -> MPI_Pack -> pinned packed -> device scratch.
+  span_ = span_of(side, type);
+  MCRP_TRY(device::acquire(device::BufferKind::device, device, packed_offset, scratch_));
+  MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, span_.bytes(), host_span_));
+  MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, packed_offset, host_packed_));
+  data = scratch_.data();
+  if (span_.bytes() == 0) return {};
+  MCRP_TRY(device::cuda_status(cudaMemcpyAsync(host_span_.data(), side.base + span_.lo, span_.bytes(),
+                                               cudaMemcpyDeviceToHost, stream),
+                               "cudaMemcpyAsync (pack)"));
+  MCRP_TRY(device::wait_stream(stream, progress));
+  if (!side.read) return {};  // an output-only side needs the image (for its holes), not packed input
+  MCRP_TRY(pack_blocks(side, host_span_.data() - span_.lo, host_packed_.data(), packed_offset, false));
+  return device::cuda_status(cudaMemcpyAsync(scratch_.data(), host_packed_.data(), packed_offset,
+                                             cudaMemcpyHostToDevice, stream),
+                             "cudaMemcpyAsync (pack)");
+}
+
+Status DeviceView::finish(const BufferSide& side, cudaStream_t stream, device::ProgressHook& progress) {
+  if (!packed_ || !side.written || span_.bytes() == 0) return {};
+  const std::size_t packed_size = end();
+  MCRP_TRY(device::cuda_status(cudaMemcpyAsync(host_packed_.data(), scratch_.data(), packed_size,
+                                               cudaMemcpyDeviceToHost, stream),
+                               "cudaMemcpyAsync (unpack)"));
+  MCRP_TRY(device::wait_stream(stream, progress));
+  MCRP_TRY(pack_blocks(side, host_span_.data() - span_.lo, host_packed_.data(), packed_size, true));
+  MCRP_TRY(device::cuda_status(cudaMemcpyAsync(side.base + span_.lo, host_span_.data(), span_.bytes(),
+                                               cudaMemcpyHostToDevice, stream),
+                               "cudaMemcpyAsync (unpack)"));
+  return device::wait_stream(stream, progress);
+}
+
+}  // namespace mcrp

@@ -1,0 +1,209 @@
+#include "collectives/dispatch.h"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdio>
+#include <new>
+
+#include "collectives/config.h"
+#include "collectives/errors.h"
+#include "collectives/nccl_comm.h"
+#include "collectives/nccl_types.h"
+#include "collectives/route.h"
+#include "collectives/stats.h"
+#include "device/cuda_runtime.h"
+
+namespace mcrp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Whether the base MPI takes device pointers itself (then staging copies are skipped). Looked up by
+// name: other MPICH-ABI libraries (Intel MPI) may not have the MPICH extension.
+bool base_mpi_cuda_aware() {
+  static const bool aware = [] {
+    using QueryFn = int (*)();
+    auto query = reinterpret_cast<QueryFn>(dlsym(RTLD_DEFAULT, "PMPIX_Query_cuda_support"));
+    return query != nullptr && query() == 1;
+  }();
+  return aware;
+}
+
+struct LocalMemory {
+  bool device = false;
+  int ordinal = -1;
+};
+
+LocalMemory classify(const Layout& layout) {
+  LocalMemory memory;
+  for (const BufferSide* side : {&layout.send, &layout.recv}) {
+    if (!side->significant()) continue;
+    const device::PointerInfo info = device::locate(side->base);
+    if (info.kind == device::MemoryKind::device && !memory.device) {
+      memory.device = true;
+      memory.ordinal = info.device;
+    }
+  }
+  return memory;
+}
+
+// MCRPMPI_VERIFY: one small allreduce tells whether ranks disagree on host versus device buffers.
+bool memory_disagrees(bool local_device, MPI_Comm comm) {
+  int flags[2] = {local_device ? 1 : 0, local_device ? 0 : 1};
+  int any[2] = {0, 0};
+  PMPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, comm);
+  const bool disagree = any[0] == 1 && any[1] == 1;
+  static bool warned = false;
+  if (disagree && !warned) {
+    warned = true;
+    std::fprintf(stderr, "mcrpmpi: warning: ranks passed host buffers and device buffers to one collective; "
+                         "using the base MPI for such calls (see README, 'Memory types must match')\n");
+  }
+  return disagree;
+}
+
+std::uint64_t sum_counts(const CountArray& counts, int size) {
+  std::uint64_t total = 0;
+  for (int i = 0; i < size; ++i) total += static_cast<std::uint64_t>(counts[i]);
+  return total;
+}
+
+// The message size every rank of the call agrees on, in OSU's per-rank convention.
+std::uint64_t agreed_bytes(const Prepared& p) {
+  const CollCall& c = *p.call;
+  const auto s = static_cast<std::uint64_t>(p.send_type.size);
+  const auto r = static_cast<std::uint64_t>(p.recv_type.size);
+  const bool root = p.rank == c.root;
+  switch (c.kind) {
+    case CollKind::allreduce:
+    case CollKind::reduce:
+    case CollKind::scan:
+    case CollKind::exscan:
+    case CollKind::bcast:
+    case CollKind::allgather:
+    case CollKind::alltoall:
+    case CollKind::reduce_scatter_block:
+      return static_cast<std::uint64_t>(c.recvcount) * r;
+    case CollKind::gather: return root ? c.recvcount * r : c.sendcount * s;
+    case CollKind::scatter: return root ? c.sendcount * s : c.recvcount * r;
+    case CollKind::reduce_scatter: return sum_counts(c.recvcounts, p.size) * r;
+    case CollKind::allgatherv: return sum_counts(c.recvcounts, p.size) * r / static_cast<std::uint64_t>(p.size);
+    case CollKind::barrier: return 0;
+    default: return tuning::kUnknownSize;  // alltoallv, gatherv, scatterv: per-rank sizes differ
+  }
+}
+
+// Argument checks the base MPI would do, needed before device pointers reach NCCL or staging.
+Status validate(const Prepared& p) {
+  const CollCall& c = *p.call;
+  if (c.sendcount < 0 || c.recvcount < 0) return Status(MPI_ERR_COUNT, "negative count");
+  if (is_rooted(c.kind) && (c.root < 0 || c.root >= p.size)) return Status(MPI_ERR_ROOT, "invalid root");
+  if (is_reduction(c.kind) && c.op == MPI_OP_NULL) return Status(MPI_ERR_OP, "MPI_OP_NULL");
+  for (const BufferSide* side : {&p.layout.send, &p.layout.recv}) {
+    for (const Block& b : side->blocks) {
+      if (b.count < 0) return Status(MPI_ERR_COUNT, "negative count");
+    }
+  }
+  return {};
+}
+
+Status prepare_types(Prepared& p) {
+  const CollCall& c = *p.call;
+  if (p.layout.send.significant()) MCRP_TRY(type_info(c.sendtype, &p.send_type));
+  if (p.layout.recv.significant()) MCRP_TRY(type_info(c.recvtype, &p.recv_type));
+  // Sizes used by agreed_bytes() also on ranks where a side is not significant (gather's root
+  // reads recvtype, the others sendtype); a null type there stays size 0.
+  if (!p.layout.send.significant() && c.sendtype != MPI_DATATYPE_NULL) type_info(c.sendtype, &p.send_type);
+  if (!p.layout.recv.significant() && c.recvtype != MPI_DATATYPE_NULL) type_info(c.recvtype, &p.recv_type);
+  return {};
+}
+
+void log_route(const Prepared& p, const Route& route, std::uint64_t bytes) {
+  if (!config().debug) return;
+  char range[96] = "";
+  if (route.by_table) {
+    std::snprintf(range, sizeof range, ": %s for [%llu, %s)", tuning::backend_name(route.decision.backend),
+                  static_cast<unsigned long long>(route.decision.range_lo),
+                  route.decision.range_hi == tuning::kUnknownSize ? "inf" : std::to_string(route.decision.range_hi).c_str());
+  }
+  std::fprintf(stderr, "mcrpmpi[%d/%d]: %s bytes=%s -> %s (%s%s)\n", p.rank, p.size, mpi_name(p.call->kind),
+               bytes == tuning::kUnknownSize ? "per-rank" : std::to_string(bytes).c_str(), path_name(route.path),
+               route.reason, range);
+}
+
+Status run_path(Path path, const Prepared& p, const BaseCall& base) {
+  switch (path) {
+    case Path::mpi: {
+      const int rc = base(p.call->sendbuf, p.call->recvbuf);
+      return rc == MPI_SUCCESS ? Status() : already_raised(rc);
+    }
+    case Path::staged: return run_staged(p, base, !base_mpi_cuda_aware());
+    case Path::local_copy: return run_local_copy(p);
+    case Path::nccl: {
+      NcclComm* comm = nullptr;
+      MCRP_TRY(nccl_comm_for(p.call->comm, p.device, &comm));
+      if (comm == nullptr) return run_staged(p, base, !base_mpi_cuda_aware());  // agreed by all ranks
+      return run_nccl(p, *comm);
+    }
+  }
+  return Status(MPI_ERR_INTERN, "unknown path");
+}
+
+int route_device_aware(const CollCall& call, const BaseCall& base) {
+  const auto started = Clock::now();
+  Prepared p;
+  p.call = &call;
+  int is_inter = 0;
+  if (PMPI_Comm_rank(call.comm, &p.rank) != MPI_SUCCESS || PMPI_Comm_test_inter(call.comm, &is_inter) != MPI_SUCCESS) {
+    return base(call.sendbuf, call.recvbuf);  // invalid communicator: the base MPI reports it
+  }
+  PMPI_Comm_size(call.comm, &p.size);
+  p.layout = layout_of(call, p.rank, p.size);
+  const LocalMemory memory = classify(p.layout);
+  p.device = memory.ordinal;
+
+  RouteInput in;
+  in.kind = call.kind;
+  in.device_memory = memory.device;
+  in.memory_disagrees = config().verify && memory_disagrees(memory.device, call.comm);
+  in.intercomm = is_inter != 0;
+  in.comm_size = p.size;
+  Status status;
+  if (memory.device) {
+    status = validate(p);
+    if (status.ok()) status = prepare_types(p);
+    if (!status.ok()) return raise_error(call.comm, call.kind, p.size, status);
+    ncclDataType_t nccl_type;
+    ncclRedOp_t nccl_op;
+    in.nccl_reducible = to_nccl_type(call.recvtype, &nccl_type) && to_nccl_op(call.op, &nccl_op);
+    in.contiguous = p.send_type.contiguous() && p.recv_type.contiguous();
+    in.agreed_bytes = agreed_bytes(p);
+  } else if (config().stats) {
+    prepare_types(p);
+    in.agreed_bytes = agreed_bytes(p);
+  }
+  const Route route = choose_route(in);
+  if (memory.device) log_route(p, route, in.agreed_bytes);
+  status = run_path(route.path, p, base);
+  if (config().stats) {
+    const std::uint64_t bytes = in.agreed_bytes == tuning::kUnknownSize ? 0 : in.agreed_bytes;
+    stats::record(call.kind, route.path, bytes, std::chrono::duration<double>(Clock::now() - started).count());
+  }
+  return status.ok() ? MPI_SUCCESS : raise_error(call.comm, call.kind, p.size, status);
+}
+
+}  // namespace
+
+int run_collective(const CollCall& call, const BaseCall& base) {
+  if (!device::cuda_available() && !config().stats) return base(call.sendbuf, call.recvbuf);
+  try {
+    return route_device_aware(call, base);
+  } catch (const std::bad_alloc&) {
+    return raise_error(call.comm, call.kind, 0, Status(MPI_ERR_NO_MEM, "out of host memory"));
+  } catch (...) {
+    return raise_error(call.comm, call.kind, 0, Status(MPI_ERR_INTERN, "unexpected internal error"));
+  }
+}
+
+}  // namespace mcrp

@@ -1,0 +1,33 @@
+// The collectives the library routes, generated from pmpi/collectives.def so that the list of
+// entry points and the list of kinds can never drift apart.
+#pragma once
+#include <cstdint>
+
+namespace mcrp {
+
+enum class CollKind : std::uint8_t {
+#define MCRPMPI_COLLECTIVE(Name, NonblockingName, kind, large, PARAMS, ARGS) kind,
+#include "pmpi/collectives.def"
+#undef MCRPMPI_COLLECTIVE
+};
+
+inline constexpr int kCollKindCount = 0
+#define MCRPMPI_COLLECTIVE(Name, NonblockingName, kind, large, PARAMS, ARGS) +1
+#include "pmpi/collectives.def"
+#undef MCRPMPI_COLLECTIVE
+    ;
+
+// "allreduce", "reduce_scatter_block", ...: the names used in environment variables (upper-cased),
+// tuning files and reports.
+const char* kind_name(CollKind kind);
+// "MPI_Allreduce", ...: the blocking entry point's name, for messages.
+const char* mpi_name(CollKind kind);
+// Parses kind_name() output (case-insensitive); returns false when unknown.
+bool parse_kind(const char* text, CollKind* kind);
+
+// Reductions combine data with an MPI_Op; the others only move bytes.
+bool is_reduction(CollKind kind);
+// Rooted collectives have buffers that are significant only at (or only away from) the root.
+bool is_rooted(CollKind kind);
+
+}  // namespace mcrp

@@ -1,0 +1,28 @@
+// One-rank communicators: NCCL would allocate hundreds of MiB to do a copy, so the library does the
+// copy itself. For every collective on one rank the result is the input (block 0 of the send side
+// lands in block 0 of the receive side); exscan leaves the receive buffer undefined, and in-place
+// forms already hold the result.
+#include "collectives/paths.h"
+#include "collectives/progress.h"
+#include "device/cuda_runtime.h"
+#include "device/ordered_streams.h"
+
+namespace mcrp {
+
+Status run_local_copy(const Prepared& p) {
+  const BufferSide& send = p.layout.send;
+  const BufferSide& recv = p.layout.recv;
+  if (p.call->kind == CollKind::exscan || !send.significant() || !recv.written) return {};
+  if (send.blocks.empty() || recv.blocks.empty()) return {};
+  const std::size_t bytes = static_cast<std::size_t>(send.blocks[0].count * p.send_type.size);
+  if (bytes == 0) return {};
+  const char* from = send.base + send.blocks[0].displacement * p.send_type.extent;
+  char* to = recv.base + recv.blocks[0].displacement * p.recv_type.extent;
+  cudaStream_t stream = nullptr;
+  MCRP_TRY(device::copy_stream(p.device, &stream));
+  MCRP_TRY(device::cuda_status(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, stream), "cudaMemcpyAsync"));
+  MpiProgress progress;
+  return device::wait_stream(stream, progress);
+}
+
+}  // namespace mcrp

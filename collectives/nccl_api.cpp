@@ -1,0 +1,74 @@
+#include "collectives/nccl_api.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+namespace mcrp {
+namespace {
+
+struct Loaded {
+  NcclApi api;
+  bool ok = false;
+  std::string error;
+};
+
+template <typename Fn>
+bool bind(void* library, const char* name, Fn* slot, std::string* missing) {
+  *slot = reinterpret_cast<Fn>(dlsym(library, name));
+  if (*slot == nullptr && missing != nullptr) *missing += std::string(missing->empty() ? "" : ", ") + name;
+  return *slot != nullptr;
+}
+
+Loaded load() {
+  Loaded loaded;
+  const char* configured = std::getenv("MCRPMPI_NCCL_LIBRARY");
+  const char* name = configured != nullptr && configured[0] != '\0' ? configured : "libnccl.so.2";
+  void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    loaded.error = std::string("cannot load ") + name + ": " + dlerror();
+    return loaded;
+  }
+  NcclApi& a = loaded.api;
+  std::string missing;
+  bind(library, "ncclGetVersion", &a.GetVersion, &missing);
+  bind(library, "ncclGetUniqueId", &a.GetUniqueId, &missing);
+  bind(library, "ncclCommInitRankConfig", &a.CommInitRankConfig, &missing);
+  bind(library, "ncclCommFinalize", &a.CommFinalize, &missing);
+  bind(library, "ncclCommDestroy", &a.CommDestroy, &missing);
+  bind(library, "ncclCommAbort", &a.CommAbort, &missing);
+  bind(library, "ncclCommGetAsyncError", &a.CommGetAsyncError, &missing);
+  bind(library, "ncclGetErrorString", &a.GetErrorString, &missing);
+  bind(library, "ncclGetLastError", &a.GetLastError, &missing);
+  bind(library, "ncclAllReduce", &a.AllReduce, &missing);
+  bind(library, "ncclReduce", &a.Reduce, &missing);
+  bind(library, "ncclBroadcast", &a.Broadcast, &missing);
+  bind(library, "ncclAllGather", &a.AllGather, &missing);
+  bind(library, "ncclReduceScatter", &a.ReduceScatter, &missing);
+  bind(library, "ncclSend", &a.Send, &missing);
+  bind(library, "ncclRecv", &a.Recv, &missing);
+  bind(library, "ncclGroupStart", &a.GroupStart, &missing);
+  bind(library, "ncclGroupEnd", &a.GroupEnd, &missing);
+  bind(library, "ncclAlltoAll", &a.AlltoAll, nullptr);
+  bind(library, "ncclGather", &a.Gather, nullptr);
+  bind(library, "ncclScatter", &a.Scatter, nullptr);
+  if (!missing.empty()) {
+    loaded.error = std::string(name) + " lacks " + missing;
+    return loaded;
+  }
+  a.GetVersion(&a.version);
+  loaded.ok = true;
+  return loaded;
+}
+
+const Loaded& loaded() {
+  static const Loaded instance = load();
+  return instance;
+}
+
+}  // namespace
+
+const NcclApi* nccl_api() { return loaded().ok ? &loaded().api : nullptr; }
+const std::string& nccl_load_error() { return loaded().error; }
+
+}  // namespace mcrp

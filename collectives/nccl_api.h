@@ -1,0 +1,41 @@
+// NCCL, loaded at run time (dlopen of MCRPMPI_NCCL_LIBRARY, default libnccl.so.2) so that the library
+// loads and passes everything through on machines without NCCL. The collectives added in NCCL 2.28
+// (AlltoAll, Gather, Scatter) are optional: when absent, grouped send/recv does their work.
+#pragma once
+#include <nccl.h>
+
+#include <string>
+
+namespace mcrp {
+
+struct NcclApi {
+  decltype(&ncclGetVersion) GetVersion = nullptr;
+  decltype(&ncclGetUniqueId) GetUniqueId = nullptr;
+  decltype(&ncclCommInitRankConfig) CommInitRankConfig = nullptr;
+  decltype(&ncclCommFinalize) CommFinalize = nullptr;
+  decltype(&ncclCommDestroy) CommDestroy = nullptr;
+  decltype(&ncclCommAbort) CommAbort = nullptr;
+  decltype(&ncclCommGetAsyncError) CommGetAsyncError = nullptr;
+  decltype(&ncclGetErrorString) GetErrorString = nullptr;
+  decltype(&ncclGetLastError) GetLastError = nullptr;
+  decltype(&ncclAllReduce) AllReduce = nullptr;
+  decltype(&ncclReduce) Reduce = nullptr;
+  decltype(&ncclBroadcast) Broadcast = nullptr;
+  decltype(&ncclAllGather) AllGather = nullptr;
+  decltype(&ncclReduceScatter) ReduceScatter = nullptr;
+  decltype(&ncclSend) Send = nullptr;
+  decltype(&ncclRecv) Recv = nullptr;
+  decltype(&ncclGroupStart) GroupStart = nullptr;
+  decltype(&ncclGroupEnd) GroupEnd = nullptr;
+  // Optional (NCCL >= 2.28).
+  decltype(&ncclAlltoAll) AlltoAll = nullptr;
+  decltype(&ncclGather) Gather = nullptr;
+  decltype(&ncclScatter) Scatter = nullptr;
+  int version = 0;
+};
+
+// The loaded API, or null when NCCL cannot be loaded; nccl_load_error() then says why.
+const NcclApi* nccl_api();
+const std::string& nccl_load_error();
+
+}  // namespace mcrp

@@ -1,0 +1,239 @@
+// The NCCL path: each MPI collective expressed with NCCL collectives, or with grouped send/recv for
+// the vector forms (and for alltoall, gather and scatter when the loaded NCCL predates 2.28).
+// MPI's in-place conventions are translated to NCCL's here (FIELD-NOTES, "In-place conventions").
+#include <algorithm>
+#include <mutex>
+#include <string>
+
+#include "collectives/device_view.h"
+#include "collectives/nccl_api.h"
+#include "collectives/nccl_comm.h"
+#include "collectives/nccl_types.h"
+#include "collectives/paths.h"
+#include "collectives/progress.h"
+#include "device/cuda_runtime.h"
+#include "device/handles.h"
+
+namespace mcrp {
+namespace {
+
+struct Transfer {
+  int peer;
+  char* data;
+  std::size_t bytes;
+};
+
+class Launcher {
+ public:
+  Launcher(const Prepared& p, NcclComm& comm) : p_(p), comm_(comm), nccl_(*nccl_api()) {}
+
+  Status run(DeviceView& send, DeviceView& recv);
+
+ private:
+  cudaStream_t stream() const { return comm_.stream.get(); }
+  Status check(ncclResult_t rc, const char* what) { return settle(comm_, rc, what); }
+  Status copy(char* to, const char* from, std::size_t bytes) {
+    if (bytes == 0 || to == from) return {};
+    return device::cuda_status(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream()),
+                               "cudaMemcpyAsync (device to device)");
+  }
+  // A device copy of a view's bytes, for the in-place forms NCCL has no in-place variant of.
+  Status duplicate(const DeviceView& view, DeviceView* out) {
+    MCRP_TRY(device::acquire(device::BufferKind::device, comm_.device, view.end(), scratch_));
+    out->data = scratch_.data();
+    out->offsets = view.offsets;
+    out->bytes = view.bytes;
+    return copy(out->data, view.data, view.end());
+  }
+  // Grouped point-to-point; zero-byte transfers are skipped on both sides alike, since MPI requires
+  // the byte counts of each matching pair to agree.
+  Status exchange(const std::vector<Transfer>& sends, const std::vector<Transfer>& recvs);
+
+  Status reduction(DeviceView& send, DeviceView& recv);
+  Status movement(DeviceView& send, DeviceView& recv);
+  Status vector_movement(const DeviceView& send, const DeviceView& recv);
+
+  const Prepared& p_;
+  NcclComm& comm_;
+  const NcclApi& nccl_;
+  device::Buffer scratch_;
+};
+
+Status Launcher::exchange(const std::vector<Transfer>& sends, const std::vector<Transfer>& recvs) {
+  MCRP_TRY(check(nccl_.GroupStart(), "ncclGroupStart"));
+  for (const Transfer& t : sends) {
+    if (t.bytes > 0) MCRP_TRY(check(nccl_.Send(t.data, t.bytes, ncclUint8, t.peer, comm_.handle, stream()), "ncclSend"));
+  }
+  for (const Transfer& t : recvs) {
+    if (t.bytes > 0) MCRP_TRY(check(nccl_.Recv(t.data, t.bytes, ncclUint8, t.peer, comm_.handle, stream()), "ncclRecv"));
+  }
+  return check(nccl_.GroupEnd(), "ncclGroupEnd");
+}
+
+Status Launcher::reduction(DeviceView& send, DeviceView& recv) {
+  const CollCall& c = *p_.call;
+  ncclDataType_t type;
+  ncclRedOp_t op;
+  to_nccl_type(c.recvtype, &type);
+  to_nccl_op(c.op, &op);
+  const std::size_t element = static_cast<std::size_t>(p_.recv_type.size);
+  const bool in_place = c.in_place();
+  char* input = in_place ? recv.data : send.data;
+  switch (c.kind) {
+    case CollKind::allreduce:
+      return check(nccl_.AllReduce(input, recv.data, c.recvcount, type, op, comm_.handle, stream()), "ncclAllReduce");
+    case CollKind::reduce: {
+      const bool root = p_.rank == c.root;
+      return check(nccl_.Reduce(input, root ? recv.data : input, c.sendcount, type, op, c.root, comm_.handle, stream()),
+                   "ncclReduce");
+    }
+    case CollKind::reduce_scatter_block:
+    case CollKind::reduce_scatter: {
+      std::vector<std::size_t> counts(static_cast<std::size_t>(p_.size));
+      for (int i = 0; i < p_.size; ++i) {
+        counts[i] = static_cast<std::size_t>(c.kind == CollKind::reduce_scatter ? c.recvcounts[i] : c.recvcount);
+      }
+      std::vector<std::size_t> offsets(counts.size(), 0);
+      for (std::size_t i = 1; i < counts.size(); ++i) offsets[i] = offsets[i - 1] + counts[i - 1] * element;
+      const std::size_t mine = offsets[p_.rank];
+      // MPI leaves an in-place result at offset 0; NCCL's in-place form leaves it at the rank's block.
+      char* output = in_place ? recv.data + mine : recv.data;
+      if (std::all_of(counts.begin(), counts.end(), [&](std::size_t n) { return n == counts[0]; })) {
+        MCRP_TRY(check(nccl_.ReduceScatter(input, output, counts[0], type, op, comm_.handle, stream()),
+                       "ncclReduceScatter"));
+      } else {
+        MCRP_TRY(check(nccl_.GroupStart(), "ncclGroupStart"));
+        for (int i = 0; i < p_.size; ++i) {
+          char* block = input + offsets[i];
+          MCRP_TRY(check(nccl_.Reduce(block, i == p_.rank ? output : block, counts[i], type, op, i, comm_.handle,
+                                      stream()),
+                         "ncclReduce"));
+        }
+        MCRP_TRY(check(nccl_.GroupEnd(), "ncclGroupEnd"));
+      }
+      return in_place ? copy(recv.data, output, counts[p_.rank] * element) : Status();
+    }
+    default:
+      return Status(MPI_ERR_INTERN, std::string("no NCCL reduction for ") + mpi_name(c.kind));
+  }
+}
+
+Status Launcher::vector_movement(const DeviceView& send, const DeviceView& recv) {
+  const CollCall& c = *p_.call;
+  const int me = p_.rank;
+  std::vector<Transfer> sends, recvs;
+  auto block = [](const DeviceView& v, std::size_t i) { return Transfer{static_cast<int>(i), v.data + v.offsets[i], v.bytes[i]}; };
+  switch (c.kind) {
+    case CollKind::allgather:
+    case CollKind::allgatherv: {
+      const Transfer own = c.in_place() ? block(recv, me) : Transfer{me, send.data, send.bytes[0]};
+      for (int peer = 0; peer < p_.size; ++peer) {
+        if (peer == me) continue;
+        sends.push_back({peer, own.data, own.bytes});
+        recvs.push_back(block(recv, peer));
+      }
+      MCRP_TRY(copy(recv.data + recv.offsets[me], own.data, own.bytes));
+      break;
+    }
+    case CollKind::alltoall:
+    case CollKind::alltoallv:
+      for (int peer = 0; peer < p_.size; ++peer) {
+        if (peer == me) continue;
+        sends.push_back(block(send, peer));
+        recvs.push_back(block(recv, peer));
+      }
+      MCRP_TRY(copy(recv.data + recv.offsets[me], send.data + send.offsets[me], recv.bytes[me]));
+      break;
+    case CollKind::gather:
+    case CollKind::gatherv:
+      if (me != c.root) {
+        sends.push_back({c.root, send.data, send.bytes[0]});
+        break;
+      }
+      for (int peer = 0; peer < p_.size; ++peer) {
+        if (peer != me) recvs.push_back(block(recv, peer));
+      }
+      if (!c.in_place()) MCRP_TRY(copy(recv.data + recv.offsets[me], send.data, recv.bytes[me]));
+      break;
+    case CollKind::scatter:
+    case CollKind::scatterv:
+      if (me != c.root) {
+        recvs.push_back({c.root, recv.data, recv.bytes[0]});
+        break;
+      }
+      for (int peer = 0; peer < p_.size; ++peer) {
+        if (peer != me) sends.push_back(block(send, peer));
+      }
+      if (c.recvbuf != MPI_IN_PLACE) MCRP_TRY(copy(recv.data, send.data + send.offsets[me], send.bytes[me]));
+      break;
+    default:
+      return Status(MPI_ERR_INTERN, std::string("no NCCL exchange for ") + mpi_name(c.kind));
+  }
+  return exchange(sends, recvs);
+}
+
+Status Launcher::movement(DeviceView& send, DeviceView& recv) {
+  const CollCall& c = *p_.call;
+  const bool root = p_.rank == c.root;
+  switch (c.kind) {
+    case CollKind::bcast:
+      return check(nccl_.Broadcast(recv.data, recv.data, recv.bytes[0], ncclUint8, c.root, comm_.handle, stream()),
+                   "ncclBroadcast");
+    case CollKind::allgather: {
+      const char* own = c.in_place() ? recv.data + recv.offsets[p_.rank] : send.data;
+      return check(nccl_.AllGather(own, recv.data, recv.bytes[0], ncclUint8, comm_.handle, stream()), "ncclAllGather");
+    }
+    case CollKind::alltoall:
+    case CollKind::alltoallv: {
+      // NCCL has no in-place all-to-all: exchange from a copy of the receive buffer.
+      DeviceView recv_copy;
+      if (c.in_place()) MCRP_TRY(duplicate(recv, &recv_copy));
+      const DeviceView& input = c.in_place() ? recv_copy : send;
+      if (c.kind == CollKind::alltoallv || nccl_.AlltoAll == nullptr) return vector_movement(input, recv);
+      return check(nccl_.AlltoAll(input.data, recv.data, recv.bytes[0], ncclUint8, comm_.handle, stream()),
+                   "ncclAlltoAll");
+    }
+    case CollKind::gather: {
+      if (nccl_.Gather == nullptr) return vector_movement(send, recv);
+      const std::size_t bytes = root ? recv.bytes[0] : send.bytes[0];
+      const char* own = root && c.in_place() ? recv.data + recv.offsets[c.root] : send.data;
+      return check(nccl_.Gather(own, root ? recv.data : const_cast<char*>(own), bytes, ncclUint8, c.root, comm_.handle,
+                                stream()),
+                   "ncclGather");
+    }
+    case CollKind::scatter: {
+      if (nccl_.Scatter == nullptr) return vector_movement(send, recv);
+      const std::size_t bytes = root ? send.bytes[0] : recv.bytes[0];
+      char* own = root && c.recvbuf == MPI_IN_PLACE ? send.data + send.offsets[c.root] : recv.data;
+      return check(nccl_.Scatter(root ? send.data : own, own, bytes, ncclUint8, c.root, comm_.handle, stream()),
+                   "ncclScatter");
+    }
+    default:
+      return vector_movement(send, recv);
+  }
+}
+
+Status Launcher::run(DeviceView& send, DeviceView& recv) {
+  std::lock_guard<std::mutex> lock(nccl_launch_mutex());
+  return is_reduction(p_.call->kind) ? reduction(send, recv) : movement(send, recv);
+}
+
+}  // namespace
+
+Status run_nccl(const Prepared& p, NcclComm& comm) {
+  device::DeviceGuard guard(comm.device);
+  MpiProgress progress(comm.handle);
+  DeviceView send, recv;
+  MCRP_TRY(send.prepare(p.layout.send, p.send_type, comm.device, comm.stream.get(), progress));
+  MCRP_TRY(recv.prepare(p.layout.recv, p.recv_type, comm.device, comm.stream.get(), progress));
+  Launcher launcher(p, comm);
+  Status status = launcher.run(send, recv);
+  if (status.ok()) status = device::wait_stream(comm.stream.get(), progress);
+  if (!status.ok()) {
+    comm.broken = true;  // NCCL state is unknown now: abort instead of risking a hang later
+    return status;
+  }
+  return recv.finish(p.layout.recv, comm.stream.get(), progress);
+}
+
+}  // namespace mcrp

@@ -1,0 +1,44 @@
+// The ways a device-buffer collective can run, and what each needs. The router (dispatch.cpp)
+// picks one; the choice depends only on what all ranks agree on plus the local memory type.
+#pragma once
+#include <cstdint>
+
+#include "collectives/base_call.h"
+#include "collectives/call.h"
+#include "collectives/layout.h"
+#include "device/status.h"
+
+namespace mcrp {
+
+enum class Path : std::uint8_t {
+  mpi,         // host buffers: straight to the base MPI
+  staged,      // device buffers through pinned host copies and the base MPI
+  nccl,        // device buffers on NCCL
+  local_copy,  // one-rank communicator: a device copy, no NCCL communicator
+};
+inline constexpr int kPathCount = 4;
+const char* path_name(Path path);
+
+// Everything the device paths need about one call, computed once by the router.
+struct Prepared {
+  const CollCall* call = nullptr;
+  Layout layout;
+  TypeInfo send_type;
+  TypeInfo recv_type;
+  int rank = 0;
+  int size = 1;
+  int device = -1;  // CUDA ordinal of the device buffers
+};
+
+// Staged: copies device sides to pinned host memory, runs `base` on the copies, copies results
+// back. With copy == false (the base MPI is CUDA-aware) it only orders after prior device work.
+Status run_staged(const Prepared& prepared, const BaseCall& base, bool copy);
+
+// One-rank communicator: the result is the input, copied where MPI_IN_PLACE does not already
+// put it. Needs contiguous datatypes (the router checks).
+Status run_local_copy(const Prepared& prepared);
+
+class NcclComm;
+Status run_nccl(const Prepared& prepared, NcclComm& comm);
+
+}  // namespace mcrp

@@ -1,0 +1,56 @@
+#include "collectives/progress.h"
+
+#include <mpi.h>
+
+#include <mutex>
+#include <string>
+
+#include "collectives/config.h"
+#include "collectives/nccl_api.h"
+
+namespace mcrp {
+namespace {
+
+MPI_Comm g_progress_comm = MPI_COMM_NULL;
+std::once_flag g_progress_once;
+
+}  // namespace
+
+void drive_mpi_progress() {
+  std::call_once(g_progress_once, [] { PMPI_Comm_dup(MPI_COMM_SELF, &g_progress_comm); });
+  if (g_progress_comm == MPI_COMM_NULL) return;
+  int flag = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, g_progress_comm, &flag, MPI_STATUS_IGNORE);
+}
+
+void release_progress_comm() {
+  if (g_progress_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_progress_comm);
+}
+
+MpiProgress::MpiProgress(ncclComm_t nccl_comm)
+    : nccl_comm_(nccl_comm), has_deadline_(config().nccl_timeout_s > 0) {
+  const auto timeout = std::chrono::duration<double>(config().nccl_timeout_s);
+  deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+}
+
+Status MpiProgress::poll() {
+  drive_mpi_progress();
+  // The clock and NCCL's error state are checked every 64 polls: both cost more than a progress poll.
+  if ((++polls_ & 63u) != 0) return {};
+  if (nccl_comm_ != nullptr) {
+    const NcclApi* nccl = nccl_api();
+    ncclResult_t async = ncclSuccess;
+    if (nccl->CommGetAsyncError(nccl_comm_, &async) == ncclSuccess && async != ncclSuccess &&
+        async != ncclInProgress) {
+      return Status(MPI_ERR_OTHER, std::string("NCCL reported ") + nccl->GetErrorString(async) + ": " +
+                                       nccl->GetLastError(nccl_comm_));
+    }
+  }
+  if (has_deadline_ && std::chrono::steady_clock::now() > deadline_) {
+    return Status(MPI_ERR_OTHER, "no completion within MCRPMPI_NCCL_TIMEOUT=" +
+                                     std::to_string(config().nccl_timeout_s) + " s");
+  }
+  return {};
+}
+
+}  // namespace mcrp

@@ -1,0 +1,32 @@
+// MPI progress while the library waits on the GPU or on NCCL (rule 2): a peer blocked in a base-MPI
+// call must not be starved by this rank spinning on cudaEventQuery. Each poll drives the base MPI's
+// progress engine (an Iprobe on a private communicator), checks the NCCL communicator being waited on
+// for an asynchronous error, and enforces MCRPMPI_NCCL_TIMEOUT.
+#pragma once
+#include <nccl.h>
+
+#include <chrono>
+
+#include "device/wait.h"
+
+namespace mcrp {
+
+class MpiProgress final : public device::ProgressHook {
+ public:
+  // nccl_comm: the communicator whose failure should end the wait, or null.
+  explicit MpiProgress(ncclComm_t nccl_comm = nullptr);
+  Status poll() override;
+
+ private:
+  ncclComm_t nccl_comm_;
+  std::chrono::steady_clock::time_point deadline_;
+  bool has_deadline_;
+  unsigned polls_ = 0;
+};
+
+// Drives the base MPI's progress once (creates the private communicator on first use).
+void drive_mpi_progress();
+// Frees the private communicator; called from MPI_Finalize before PMPI_Finalize.
+void release_progress_comm();
+
+}  // namespace mcrp

@@ -1,0 +1,32 @@
+// The routing decision, as a pure function of agreed facts plus the local memory type, so it can be
+// unit-tested and so that every rank provably computes the same path for one call (rule 1).
+#pragma once
+#include <cstdint>
+
+#include "collectives/kind.h"
+#include "collectives/paths.h"
+#include "tuning/decision.h"
+
+namespace mcrp {
+
+struct RouteInput {
+  CollKind kind = CollKind::allreduce;
+  bool device_memory = false;     // local: a significant buffer of this rank is device memory
+  bool memory_disagrees = false;  // MCRPMPI_VERIFY found ranks with different memory types
+  bool intercomm = false;
+  int comm_size = 1;
+  bool nccl_reducible = false;    // reductions: datatype and op map to NCCL
+  bool contiguous = true;         // local: both sides' datatypes are contiguous
+  std::uint64_t agreed_bytes = 0; // tuning::kUnknownSize when ranks need not agree on one
+};
+
+struct Route {
+  Path path = Path::mpi;
+  const char* reason = "";
+  bool by_table = false;  // decision below is meaningful
+  tuning::Decision decision;
+};
+
+Route choose_route(const RouteInput& in);
+
+}  // namespace mcrp

@@ -1,0 +1,63 @@
+#include "collectives/stats.h"
+
+#include <atomic>
+#include <cstdio>
+
+#include "collectives/config.h"
+
+namespace mcrp::stats {
+namespace {
+
+struct Counter {
+  std::atomic<std::uint64_t> calls{0};
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<std::uint64_t> nanoseconds{0};
+};
+
+Counter g_counters[kCollKindCount][kPathCount];
+
+}  // namespace
+
+void record(CollKind kind, Path path, std::uint64_t bytes, double seconds) {
+  Counter& c = g_counters[static_cast<int>(kind)][static_cast<int>(path)];
+  c.calls.fetch_add(1, std::memory_order_relaxed);
+  c.bytes.fetch_add(bytes, std::memory_order_relaxed);
+  c.nanoseconds.fetch_add(static_cast<std::uint64_t>(seconds * 1e9), std::memory_order_relaxed);
+}
+
+std::uint64_t local_calls(CollKind kind, Path path) {
+  return g_counters[static_cast<int>(kind)][static_cast<int>(path)].calls.load(std::memory_order_relaxed);
+}
+
+void report(MPI_Comm world) {
+  if (!config().stats) return;
+  constexpr int kCells = kCollKindCount * kPathCount * 3;
+  unsigned long long local[kCells];
+  unsigned long long total[kCells];
+  int i = 0;
+  for (auto& row : g_counters) {
+    for (Counter& c : row) {
+      local[i++] = c.calls.load();
+      local[i++] = c.bytes.load();
+      local[i++] = c.nanoseconds.load();
+    }
+  }
+  int rank = 0, size = 0;
+  PMPI_Comm_rank(world, &rank);
+  PMPI_Comm_size(world, &size);
+  PMPI_Reduce(local, total, kCells, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, world);
+  if (rank != 0) return;
+  std::printf("# mcrpmpi stats (summed over %d ranks)\n", size);
+  std::printf("# %-22s %-11s %12s %16s %14s\n", "collective", "path", "calls", "bytes", "time_s");
+  for (int k = 0; k < kCollKindCount; ++k) {
+    for (int p = 0; p < kPathCount; ++p) {
+      const unsigned long long* cell = &total[(k * kPathCount + p) * 3];
+      if (cell[0] == 0) continue;
+      std::printf("  %-22s %-11s %12llu %16llu %14.6f\n", mpi_name(static_cast<CollKind>(k)),
+                  path_name(static_cast<Path>(p)), cell[0], cell[1], static_cast<double>(cell[2]) * 1e-9);
+    }
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace mcrp::stats

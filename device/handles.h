@@ -1,0 +1,59 @@
+// RAII owners of CUDA streams and events, and a guard that makes a device current for a scope.
+// Destructors never throw and ignore errors: they run on shutdown paths where the driver may be gone.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <utility>
+
+#include "device/status.h"
+
+namespace mcrp::device {
+
+template <typename Handle, cudaError_t (*Destroy)(Handle)>
+class UniqueHandle {
+ public:
+  UniqueHandle() = default;
+  explicit UniqueHandle(Handle handle) : handle_(handle) {}
+  UniqueHandle(UniqueHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  UniqueHandle& operator=(UniqueHandle&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.handle_, nullptr));
+    return *this;
+  }
+  UniqueHandle(const UniqueHandle&) = delete;
+  UniqueHandle& operator=(const UniqueHandle&) = delete;
+  ~UniqueHandle() { reset(nullptr); }
+
+  Handle get() const { return handle_; }
+  explicit operator bool() const { return handle_ != nullptr; }
+  void reset(Handle handle) {
+    if (handle_ != nullptr) Destroy(handle_);
+    handle_ = handle;
+  }
+
+ private:
+  Handle handle_ = nullptr;
+};
+
+using Stream = UniqueHandle<cudaStream_t, cudaStreamDestroy>;
+using Event = UniqueHandle<cudaEvent_t, cudaEventDestroy>;
+
+// A stream that, like the legacy default stream's neighbours, starts its work only after work
+// already issued on the legacy default stream: that is how device work the application queued
+// before an MPI call is finished before the library touches the buffers.
+Status create_ordered_stream(Stream& stream);
+// An event without timing, cheap to record and query.
+Status create_event(Event& event);
+
+// Makes `device` current for the scope and restores the previous one.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+}  // namespace mcrp::device

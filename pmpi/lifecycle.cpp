@@ -1,0 +1,44 @@
+// Initialisation, finalisation and communicator release, plus the CUDA-support queries.
+// MPI_Comm_free and MPI_Comm_disconnect need no wrapper body of their own: the NCCL communicator
+// hangs off an attribute whose delete callback releases it, so they are listed here only to make the
+// promise explicit and testable.
+#include <mpi.h>
+
+#include "collectives/lifecycle.h"
+
+extern "C" {
+
+int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) mcrp::on_initialized();
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) mcrp::on_initialized();
+  return rc;
+}
+
+int MPI_Finalize(void) {
+  mcrp::before_finalize();
+  return PMPI_Finalize();
+}
+
+int MPI_Comm_free(MPI_Comm* comm) { return PMPI_Comm_free(comm); }
+
+int MPI_Comm_disconnect(MPI_Comm* comm) { return PMPI_Comm_disconnect(comm); }
+
+// CUDA buffers are supported whatever the base MPI says: the library stages what it cannot route.
+int MPIX_Query_cuda_support(void) { return 1; }
+
+int MPIX_GPU_query_support(int gpu_type, int* is_supported) {
+  if (gpu_type == MPIX_GPU_SUPPORT_CUDA) {
+    if (is_supported == nullptr) return MPI_ERR_ARG;
+    *is_supported = 1;
+    return MPI_SUCCESS;
+  }
+  return PMPIX_GPU_query_support(gpu_type, is_supported);
+}
+
+}  // extern "C"
