@@ -5,11 +5,15 @@
 #include <chrono>
 #include <cstdio>
 #include <new>
+#include <utility>
 
+#include "collectives/comm_topology.h"
 #include "collectives/config.h"
 #include "collectives/errors.h"
 #include "collectives/nccl_comm.h"
 #include "collectives/nccl_types.h"
+#include "collectives/requests.h"
+#include "collectives/requests_persistent.h"
 #include "collectives/route.h"
 #include "collectives/stats.h"
 #include "device/cuda_runtime.h"
@@ -121,89 +125,130 @@ Status prepare_types(Prepared& p) {
 
 void log_route(const Prepared& p, const Route& route, std::uint64_t bytes) {
   if (!config().debug) return;
-  char range[96] = "";
-  if (route.by_table) {
-    std::snprintf(range, sizeof range, ": %s for [%llu, %s)", tuning::backend_name(route.decision.backend),
-                  static_cast<unsigned long long>(route.decision.range_lo),
-                  route.decision.range_hi == tuning::kUnknownSize ? "inf" : std::to_string(route.decision.range_hi).c_str());
-  }
-  std::fprintf(stderr, "mcrpmpi[%d/%d]: %s bytes=%s -> %s (%s%s)\n", p.rank, p.size, mpi_name(p.call->kind),
+  char rule[256] = "";
+  if (route.by_table) tuning::describe_decision(route.query, route.decision, rule, sizeof rule);
+  std::fprintf(stderr, "mcrpmpi[%d/%d]: %s bytes=%s -> %s (%s%s%s)\n", p.rank, p.size, mpi_name(p.call->kind),
                bytes == tuning::kUnknownSize ? "per-rank" : std::to_string(bytes).c_str(), path_name(route.path),
-               route.reason, range);
+               route.reason, route.by_table ? ": " : "", rule);
 }
 
-Status run_path(Path path, const Prepared& p, const BaseCall& base) {
+// A failed call leaves no request behind.
+int fail(const CollCall& call, int size, const Status& status, MPI_Request* request) {
+  if (request != nullptr) *request = MPI_REQUEST_NULL;
+  return raise_error(call.comm, call.kind, size, status);
+}
+
+// Runs the chosen path. Nonblocking mode starts it instead, leaving *request to complete it; a path
+// with nothing to wait for (a one-rank copy) runs now and gets an already completed request.
+Status run_path(Path path, const Prepared& p, const BaseCall& base, Mode mode, MPI_Request* request) {
+  const bool nonblocking = mode == Mode::nonblocking;
   switch (path) {
     case Path::mpi: {
-      const int rc = base(p.call->sendbuf, p.call->recvbuf);
+      const int rc = base(p.call->sendbuf, p.call->recvbuf, request);
       return rc == MPI_SUCCESS ? Status() : already_raised(rc);
     }
-    case Path::staged: return run_staged(p, base, !base_mpi_cuda_aware());
-    case Path::local_copy: return run_local_copy(p);
+    case Path::staged:
+      return nonblocking ? start_staged(p, base, !base_mpi_cuda_aware(), request)
+                         : run_staged(p, base, !base_mpi_cuda_aware());
+    case Path::local_copy:
+      MCRP_TRY(run_local_copy(p));
+      return nonblocking ? start_completed(request) : Status();
     case Path::nccl: {
       NcclComm* comm = nullptr;
       MCRP_TRY(nccl_comm_for(p.call->comm, p.device, &comm));
-      if (comm == nullptr) return run_staged(p, base, !base_mpi_cuda_aware());  // agreed by all ranks
-      return run_nccl(p, *comm);
+      if (comm == nullptr) return run_path(Path::staged, p, base, mode, request);  // agreed by all ranks
+      return nonblocking ? start_nccl(p, *comm, request) : run_nccl(p, *comm);
     }
   }
   return Status(MPI_ERR_INTERN, "unknown path");
 }
 
-int route_device_aware(const CollCall& call, const BaseCall& base) {
-  const auto started = Clock::now();
-  Prepared p;
+// The rank, size and local memory of a call on an intracommunicator or intercommunicator; false
+// when the communicator is invalid (the base MPI then reports it).
+bool locate_call(const CollCall& call, Prepared& p, LocalMemory* memory, bool* is_inter) {
   p.call = &call;
-  int is_inter = 0;
-  if (PMPI_Comm_rank(call.comm, &p.rank) != MPI_SUCCESS || PMPI_Comm_test_inter(call.comm, &is_inter) != MPI_SUCCESS) {
-    return base(call.sendbuf, call.recvbuf);  // invalid communicator: the base MPI reports it
+  int inter = 0;
+  if (PMPI_Comm_rank(call.comm, &p.rank) != MPI_SUCCESS || PMPI_Comm_test_inter(call.comm, &inter) != MPI_SUCCESS) {
+    return false;
   }
   PMPI_Comm_size(call.comm, &p.size);
   p.layout = layout_of(call, p.rank, p.size);
-  const LocalMemory memory = classify(p.layout);
-  p.device = memory.ordinal;
+  *memory = classify(p.layout);
+  p.device = memory->ordinal;
+  *is_inter = inter != 0;
+  return true;
+}
+
+int route_device_aware(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
+  const auto started = Clock::now();
+  Prepared p;
+  LocalMemory memory;
+  bool is_inter = false;
+  if (!locate_call(call, p, &memory, &is_inter)) return base(call.sendbuf, call.recvbuf, request);
 
   RouteInput in;
   in.kind = call.kind;
   in.device_memory = memory.device;
   in.memory_disagrees = config().verify && memory_disagrees(memory.device, call.comm);
-  in.intercomm = is_inter != 0;
+  in.intercomm = is_inter;
   in.comm_size = p.size;
   Status status;
   if (memory.device) {
     status = validate(p);
     if (status.ok()) status = prepare_types(p);
-    if (!status.ok()) return raise_error(call.comm, call.kind, p.size, status);
+    if (!status.ok()) return fail(call, p.size, status, request);
     ncclDataType_t nccl_type;
     ncclRedOp_t nccl_op;
     in.nccl_reducible = to_nccl_type(call.recvtype, &nccl_type) && to_nccl_op(call.op, &nccl_op);
     in.contiguous = p.send_type.contiguous() && p.recv_type.contiguous();
     in.agreed_bytes = agreed_bytes(p);
+    // Only calls that can reach the tuning table pay for the (collective, cached) topology query;
+    // every condition here is agreed by all ranks, so all of them query together.
+    if (p.size > 1 && !is_inter && !in.memory_disagrees && in.agreed_bytes != 0) in.topology = topology_of(call.comm);
   } else if (config().stats) {
     prepare_types(p);
     in.agreed_bytes = agreed_bytes(p);
   }
   const Route route = choose_route(in);
   if (memory.device) log_route(p, route, in.agreed_bytes);
-  status = run_path(route.path, p, base);
+  status = run_path(route.path, p, base, mode, request);
   if (config().stats) {
     const std::uint64_t bytes = in.agreed_bytes == tuning::kUnknownSize ? 0 : in.agreed_bytes;
     stats::record(call.kind, route.path, bytes, std::chrono::duration<double>(Clock::now() - started).count());
   }
-  return status.ok() ? MPI_SUCCESS : raise_error(call.comm, call.kind, p.size, status);
+  return status.ok() ? MPI_SUCCESS : fail(call, p.size, status, request);
+}
+
+// No exception crosses the C ABI: what escapes the routing becomes an MPI error.
+template <class Fn>
+int guarded(const CollCall& call, MPI_Request* request, Fn&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(call, 0, Status(MPI_ERR_NO_MEM, "out of host memory"), request);
+  } catch (...) {
+    return fail(call, 0, Status(MPI_ERR_INTERN, "unexpected internal error"), request);
+  }
 }
 
 }  // namespace
 
-int run_collective(const CollCall& call, const BaseCall& base) {
-  if (!device::cuda_available() && !config().stats) return base(call.sendbuf, call.recvbuf);
-  try {
-    return route_device_aware(call, base);
-  } catch (const std::bad_alloc&) {
-    return raise_error(call.comm, call.kind, 0, Status(MPI_ERR_NO_MEM, "out of host memory"));
-  } catch (...) {
-    return raise_error(call.comm, call.kind, 0, Status(MPI_ERR_INTERN, "unexpected internal error"));
-  }
+int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
+  if (!device::cuda_available() && !config().stats) return base(call.sendbuf, call.recvbuf, request);
+  return guarded(call, request, [&] { return route_device_aware(call, base, mode, request); });
+}
+
+int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCall blocking, MPI_Request* request) {
+  if (!device::cuda_available()) return init(call.sendbuf, call.recvbuf, request);
+  return guarded(call, request, [&] {
+    Prepared p;
+    LocalMemory memory;
+    bool is_inter = false;
+    if (!locate_call(call, p, &memory, &is_inter) || !memory.device) return init(call.sendbuf, call.recvbuf, request);
+    Status status = validate(p);
+    if (status.ok()) status = create_persistent(call, std::move(blocking), request);
+    return status.ok() ? MPI_SUCCESS : fail(call, p.size, status, request);
+  });
 }
 
 }  // namespace mcrp

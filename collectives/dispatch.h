@@ -1,12 +1,33 @@
 // The single entry from pmpi/ for every collective: classify the buffers, choose the path, run it,
 // report errors through the communicator's handler, record stats. With no GPU present and stats off
-// it costs one branch before the base MPI call.
+// it costs one branch before the base MPI call -- for every form: a host-buffer nonblocking or
+// persistent call gets the base MPI's own request, so Wait/Test on it never touch this library.
 #pragma once
+#include <mpi.h>
+
+#include <functional>
+
 #include "collectives/base_call.h"
 #include "collectives/call.h"
 
 namespace mcrp {
 
-int run_collective(const CollCall& call, const BaseCall& base);
+enum class Mode {
+  blocking,     // base is PMPI_<Coll>
+  nonblocking,  // base is PMPI_I<coll>, writing the request it is given
+};
+
+// A base call that outlives the wrapper (a persistent request's blocking entry point).
+using OwnedBaseCall = std::function<int(const void*, void*, MPI_Request*)>;
+
+// Blocking and nonblocking forms. In nonblocking mode *request receives the base MPI's request
+// (host buffers) or a generalized request the library completes (device buffers; see requests.h).
+int run_collective(const CollCall& call, const BaseCall& base, Mode mode = Mode::blocking,
+                   MPI_Request* request = nullptr);
+
+// Persistent forms: `init` is PMPI_<Coll>_init. Host buffers get the base MPI's persistent request.
+// Device buffers get a library-owned persistent request (requests_persistent.h) that runs the call
+// through the router with `blocking` at every MPI_Start.
+int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCall blocking, MPI_Request* request);
 
 }  // namespace mcrp

@@ -30,7 +30,7 @@ int local_rank() {
 }  // namespace
 
 void on_initialized() {
-  tuning::load_settings();
+  tuning::initialize(MPI_COMM_WORLD);  // env overrides + the tuning file, identical on every rank
   const char* select = std::getenv("MCRPMPI_SELECT_DEVICE");
   if (select != nullptr && select[0] == '1' && device::cuda_available()) {
     const int device = device::nearest_gpu(local_rank());

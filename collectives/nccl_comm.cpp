@@ -24,12 +24,13 @@ int delete_entry(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
+int g_keyval = MPI_KEYVAL_INVALID;
+
 int keyval() {
-  static int key = MPI_KEYVAL_INVALID;
   static std::once_flag once;
   // The copy callback is the null one: a duplicated communicator gets its own NCCL communicator.
-  std::call_once(once, [] { PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_entry, &key, nullptr); });
-  return key;
+  std::call_once(once, [] { PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_entry, &g_keyval, nullptr); });
+  return g_keyval;
 }
 
 // Polls a nonblocking NCCL communicator until its pending operation leaves ncclInProgress.
@@ -86,10 +87,15 @@ Status create(MPI_Comm comm, int device, CommEntry* entry) {
   Status status;
   {
     device::DeviceGuard guard(device);
-    std::lock_guard<std::mutex> lock(nccl_launch_mutex());
     ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
     nccl_config.blocking = 0;
-    ncclResult_t rc = nccl->CommInitRankConfig(&made->handle, size, shared.id, rank, &nccl_config);
+    ncclResult_t rc;
+    {
+      // Only the call is serialized: holding the lock while polling the (collective) initialisation
+      // would let two threads creating communicators in different orders on two ranks deadlock.
+      std::lock_guard<std::mutex> lock(nccl_launch_mutex());
+      rc = nccl->CommInitRankConfig(&made->handle, size, shared.id, rank, &nccl_config);
+    }
     if (rc == ncclInProgress || rc == ncclSuccess) {
       status = wait_not_in_progress(made->handle, "ncclCommInitRankConfig");
     } else {
@@ -119,8 +125,15 @@ NcclComm::~NcclComm() {
     nccl->CommAbort(handle);
     return;
   }
-  if (nccl->CommFinalize(handle) == ncclInProgress || true) {
-    wait_not_in_progress(handle, "ncclCommFinalize");
+  // Nonblocking communicators finalize asynchronously: flush outstanding work before destroying.
+  const ncclResult_t finalized = nccl->CommFinalize(handle);
+  if (finalized != ncclSuccess && finalized != ncclInProgress) {
+    nccl->CommAbort(handle);
+    return;
+  }
+  if (!wait_not_in_progress(handle, "ncclCommFinalize").ok()) {
+    nccl->CommAbort(handle);
+    return;
   }
   nccl->CommDestroy(handle);
 }
@@ -164,7 +177,7 @@ Status settle(NcclComm& comm, ncclResult_t result, const char* what) {
 
 void release_world_nccl_comm() {
   static bool released = false;
-  if (released) return;
+  if (released || g_keyval == MPI_KEYVAL_INVALID) return;  // no NCCL communicator was ever made
   released = true;
   int found = 0;
   void* value = nullptr;

@@ -2,6 +2,7 @@
 // the vector forms (and for alltoall, gather and scatter when the loaded NCCL predates 2.28).
 // MPI's in-place conventions are translated to NCCL's here (FIELD-NOTES, "In-place conventions").
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "collectives/nccl_types.h"
 #include "collectives/paths.h"
 #include "collectives/progress.h"
+#include "collectives/requests.h"
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
 
@@ -31,7 +33,15 @@ class Launcher {
 
  private:
   cudaStream_t stream() const { return comm_.stream.get(); }
-  Status check(ncclResult_t rc, const char* what) { return settle(comm_, rc, what); }
+  // The communicators are nonblocking: ncclInProgress means "still being enqueued" and is waited
+  // out once the launch lock is released (see run()).
+  Status check(ncclResult_t rc, const char* what) {
+    if (rc == ncclInProgress) {
+      pending_ = true;
+      return {};
+    }
+    return settle(comm_, rc, what);
+  }
   Status copy(char* to, const char* from, std::size_t bytes) {
     if (bytes == 0 || to == from) return {};
     return device::cuda_status(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream()),
@@ -57,6 +67,14 @@ class Launcher {
   NcclComm& comm_;
   const NcclApi& nccl_;
   device::Buffer scratch_;
+  bool pending_ = false;
+  // Stream work that must follow the NCCL work, issued only once it is enqueued: the in-place
+  // reduce-scatter result moved from the rank's block to offset 0.
+  struct {
+    char* to = nullptr;
+    const char* from = nullptr;
+    std::size_t bytes = 0;
+  } after_;
 };
 
 Status Launcher::exchange(const std::vector<Transfer>& sends, const std::vector<Transfer>& recvs) {
@@ -111,7 +129,8 @@ Status Launcher::reduction(DeviceView& send, DeviceView& recv) {
         }
         MCRP_TRY(check(nccl_.GroupEnd(), "ncclGroupEnd"));
       }
-      return in_place ? copy(recv.data, output, counts[p_.rank] * element) : Status();
+      if (in_place) after_ = {recv.data, output, counts[p_.rank] * element};
+      return {};
     }
     default:
       return Status(MPI_ERR_INTERN, std::string("no NCCL reduction for ") + mpi_name(c.kind));
@@ -214,26 +233,109 @@ Status Launcher::movement(DeviceView& send, DeviceView& recv) {
 }
 
 Status Launcher::run(DeviceView& send, DeviceView& recv) {
-  std::lock_guard<std::mutex> lock(nccl_launch_mutex());
-  return is_reduction(p_.call->kind) ? reduction(send, recv) : movement(send, recv);
+  Status launched;
+  {
+    // Only the NCCL calls are serialized (NCCL forbids concurrent calls on one device's
+    // communicators); waiting for an in-progress launch under the lock could deadlock two threads
+    // whose communicators need each other's peers.
+    std::lock_guard<std::mutex> lock(nccl_launch_mutex());
+    launched = is_reduction(p_.call->kind) ? reduction(send, recv) : movement(send, recv);
+  }
+  MCRP_TRY(launched);
+  if (pending_) MCRP_TRY(settle(comm_, ncclInProgress, "enqueueing NCCL work"));
+  return copy(after_.to, after_.from, after_.bytes);
 }
+
+// One NCCL call and everything it holds while in flight: its own copy of the call, the device
+// views (packed scratch for non-contiguous types) and the launcher (in-place alltoall scratch).
+class NcclCall {
+ public:
+  NcclCall(const Prepared& p, NcclComm& comm) : call_(*p.call), p_(p), comm_(comm), launcher_(p_, comm) {
+    p_.call = &call_;
+  }
+
+  // Packs what needs packing and launches on the communicator's stream; does not wait for NCCL.
+  Status launch(device::ProgressHook& progress) {
+    MCRP_TRY(send_.prepare(p_.layout.send, p_.send_type, comm_.device, stream(), progress));
+    MCRP_TRY(recv_.prepare(p_.layout.recv, p_.recv_type, comm_.device, stream(), progress));
+    return failed(launcher_.run(send_, recv_));
+  }
+  // After the launched work completed: unpacks a packed result.
+  Status finish(device::ProgressHook& progress) { return recv_.finish(p_.layout.recv, stream(), progress); }
+  // NCCL state is unknown after a failure: abort the communicator instead of risking a hang later.
+  Status failed(Status status) {
+    if (!status.ok()) comm_.broken = true;
+    return status;
+  }
+  cudaStream_t stream() const { return comm_.stream.get(); }
+  NcclComm& comm() { return comm_; }
+
+ private:
+  CollCall call_;
+  Prepared p_;
+  NcclComm& comm_;
+  DeviceView send_, recv_;
+  Launcher launcher_;
+};
+
+// The nonblocking NCCL call: launched at issue, complete when the event recorded after it has
+// completed. NCCL kernels of different communicators run on different streams (one per
+// communicator), so a kernel waiting for a peer does not keep another communicator's kernel from
+// running: that is what lets ranks issue them in different orders (guarantee 2, see README).
+class NcclOp final : public AsyncOp {
+ public:
+  NcclOp(const Prepared& p, NcclComm& comm) : nccl_(p, comm) {}
+
+  Status start() {
+    device::DeviceGuard guard(nccl_.comm().device);
+    MpiProgress progress(nccl_.comm().handle);
+    MCRP_TRY(nccl_.launch(progress));
+    return nccl_.failed(record_event(nccl_.stream(), done_));
+  }
+
+  Status progress(bool* done) override {
+    bool launched_done = false;
+    MCRP_TRY(nccl_.failed(query_event(done_.get(), &launched_done)));
+    if (!launched_done) return nccl_.failed(poll_async_error());
+    device::DeviceGuard guard(nccl_.comm().device);
+    MpiProgress progress(nccl_.comm().handle);
+    MCRP_TRY(nccl_.finish(progress));
+    *done = true;
+    return {};
+  }
+
+ private:
+  // A peer's failure shows up here, not as an event that never completes.
+  Status poll_async_error() {
+    const NcclApi& nccl = *nccl_api();
+    ncclResult_t async = ncclSuccess;
+    if (nccl.CommGetAsyncError(nccl_.comm().handle, &async) != ncclSuccess || async == ncclSuccess ||
+        async == ncclInProgress) {
+      return {};
+    }
+    return Status(MPI_ERR_OTHER, std::string("NCCL reported ") + nccl.GetErrorString(async) + ": " +
+                                     nccl.GetLastError(nccl_.comm().handle));
+  }
+
+  NcclCall nccl_;
+  device::Event done_;
+};
 
 }  // namespace
 
 Status run_nccl(const Prepared& p, NcclComm& comm) {
   device::DeviceGuard guard(comm.device);
   MpiProgress progress(comm.handle);
-  DeviceView send, recv;
-  MCRP_TRY(send.prepare(p.layout.send, p.send_type, comm.device, comm.stream.get(), progress));
-  MCRP_TRY(recv.prepare(p.layout.recv, p.recv_type, comm.device, comm.stream.get(), progress));
-  Launcher launcher(p, comm);
-  Status status = launcher.run(send, recv);
-  if (status.ok()) status = device::wait_stream(comm.stream.get(), progress);
-  if (!status.ok()) {
-    comm.broken = true;  // NCCL state is unknown now: abort instead of risking a hang later
-    return status;
-  }
-  return recv.finish(p.layout.recv, comm.stream.get(), progress);
+  NcclCall nccl(p, comm);
+  MCRP_TRY(nccl.launch(progress));
+  MCRP_TRY(nccl.failed(device::wait_stream(nccl.stream(), progress)));
+  return nccl.finish(progress);
+}
+
+Status start_nccl(const Prepared& p, NcclComm& comm, MPI_Request* request) {
+  auto op = std::make_unique<NcclOp>(p, comm);
+  MCRP_TRY(op->start());
+  return start_generalized(std::move(op), p.call->comm, p.call->kind, request);
 }
 
 }  // namespace mcrp

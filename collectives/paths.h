@@ -41,4 +41,12 @@ Status run_local_copy(const Prepared& prepared);
 class NcclComm;
 Status run_nccl(const Prepared& prepared, NcclComm& comm);
 
+// Nonblocking forms: start the path and put a request that completes it in *request (requests.h).
+// The op copies the call, so the Prepared and the wrapper's frame may go away. Staged: copies in
+// and waits for them now, then runs `base` (a PMPI_I<coll>) on the host copies; its inner request
+// is polled, and the copy back is done before the request completes. NCCL: launched now on the
+// communicator's own stream; the request completes when the stream's event has.
+Status start_staged(const Prepared& prepared, const BaseCall& base, bool copy, MPI_Request* request);
+Status start_nccl(const Prepared& prepared, NcclComm& comm, MPI_Request* request);
+
 }  // namespace mcrp

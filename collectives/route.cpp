@@ -37,7 +37,8 @@ Route choose_route(const RouteInput& in) {
     return pick(Path::staged, "datatype or op has no NCCL equivalent");
   }
   r.by_table = true;
-  r.decision = tuning::decide(tuning::Query{in.kind, in.agreed_bytes, in.comm_size});
+  r.query = tuning::Query{in.kind, in.agreed_bytes, in.comm_size, in.topology};
+  r.decision = tuning::decide(r.query);
   return pick(r.decision.backend == tuning::Backend::nccl ? Path::nccl : Path::staged, tuning::source_name(r.decision.source));
 }
 

@@ -18,12 +18,14 @@ struct RouteInput {
   bool nccl_reducible = false;    // reductions: datatype and op map to NCCL
   bool contiguous = true;         // local: both sides' datatypes are contiguous
   std::uint64_t agreed_bytes = 0; // tuning::kUnknownSize when ranks need not agree on one
+  tuning::Topology topology = tuning::Topology::any;
 };
 
 struct Route {
   Path path = Path::mpi;
   const char* reason = "";
-  bool by_table = false;  // decision below is meaningful
+  bool by_table = false;  // query and decision below are meaningful
+  tuning::Query query;
   tuning::Decision decision;
 };
 

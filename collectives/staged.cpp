@@ -1,10 +1,15 @@
 // The staged path: what NCCL cannot do on device buffers still runs, on the base MPI, through
 // pinned host copies (this is what makes a non-CUDA-aware base MPI CUDA-aware).
+#include <memory>
+#include <utility>
+
 #include "collectives/errors.h"
 #include "collectives/paths.h"
 #include "collectives/progress.h"
+#include "collectives/requests.h"
 #include "device/buffer_pool.h"
 #include "device/cuda_runtime.h"
+#include "device/handles.h"
 #include "device/ordered_streams.h"
 
 namespace mcrp {
@@ -50,14 +55,65 @@ Status stage_out(const BufferSide& side, const HostImage& image, cudaStream_t st
                              "cudaMemcpyAsync (host to device)");
 }
 
-// The buffer argument for the base MPI: the host image when the side is significant, else the
-// caller's own argument (MPI_IN_PLACE, or a pointer MPI ignores on this rank).
-const void* send_argument(const Prepared& p, const HostImage& image) {
-  return p.layout.send.significant() ? image.base : p.call->sendbuf;
-}
-void* recv_argument(const Prepared& p, const HostImage& image) {
-  return p.layout.recv.significant() ? image.base : p.call->recvbuf;
-}
+// One staged call: the host images of both sides and how to hand them to the base MPI. It keeps
+// its own copy of the call, so a nonblocking op that owns it outlives the wrapper's frame.
+class StagedCall {
+ public:
+  explicit StagedCall(const Prepared& p) : call_(*p.call), p_(p) { p_.call = &call_; }
+
+  Status stage_in(cudaStream_t stream) {
+    MCRP_TRY(mcrp::stage_in(p_.layout.send, p_.send_type, stream, &send_));
+    return mcrp::stage_in(p_.layout.recv, p_.recv_type, stream, &recv_);
+  }
+  Status stage_out(cudaStream_t stream) const { return mcrp::stage_out(p_.layout.recv, recv_, stream); }
+
+  // The buffer arguments for the base MPI: the host image when the side is significant, else the
+  // caller's own argument (MPI_IN_PLACE, or a pointer MPI ignores on this rank).
+  const void* send_argument() const { return p_.layout.send.significant() ? send_.base : call_.sendbuf; }
+  void* recv_argument() const { return p_.layout.recv.significant() ? recv_.base : call_.recvbuf; }
+
+ private:
+  CollCall call_;
+  Prepared p_;
+  HostImage send_, recv_;
+};
+
+// The nonblocking staged call: the base MPI's own nonblocking collective runs on the host images;
+// once it completes, the copy back is queued and its event awaited. The host images are held
+// until then, and released before the generalized request completes.
+class StagedOp final : public AsyncOp {
+ public:
+  StagedOp(const Prepared& p, cudaStream_t stream, bool copy)
+      : staged_(p), stream_(stream), device_(p.device), copy_(copy) {}
+
+  StagedCall& staged() { return staged_; }
+  MPI_Request* inner() { return &inner_; }
+
+  Status progress(bool* done) override {
+    if (!copied_back_) {
+      int flag = 0;
+      const int rc = PMPI_Test(&inner_, &flag, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS) return already_raised(rc);
+      if (!flag) return {};
+      if (!copy_) {
+        *done = true;
+        return {};
+      }
+      device::DeviceGuard guard(device_);  // polled from whatever thread waits, any device current
+      MCRP_TRY(staged_.stage_out(stream_));
+      MCRP_TRY(record_event(stream_, copied_back_));
+    }
+    return query_event(copied_back_.get(), done);
+  }
+
+ private:
+  StagedCall staged_;
+  cudaStream_t stream_;
+  int device_;
+  bool copy_;
+  MPI_Request inner_ = MPI_REQUEST_NULL;
+  device::Event copied_back_;  // set once the copy back is queued
+};
 
 }  // namespace
 
@@ -70,14 +126,28 @@ Status run_staged(const Prepared& p, const BaseCall& base, bool copy) {
     const int rc = base(p.call->sendbuf, p.call->recvbuf);
     return rc == MPI_SUCCESS ? Status() : already_raised(rc);
   }
-  HostImage send, recv;
-  MCRP_TRY(stage_in(p.layout.send, p.send_type, stream, &send));
-  MCRP_TRY(stage_in(p.layout.recv, p.recv_type, stream, &recv));
+  StagedCall staged(p);
+  MCRP_TRY(staged.stage_in(stream));
   MCRP_TRY(device::wait_stream(stream, progress));
-  const int rc = base(send_argument(p, send), recv_argument(p, recv));
+  const int rc = base(staged.send_argument(), staged.recv_argument());
   if (rc != MPI_SUCCESS) return already_raised(rc);
-  MCRP_TRY(stage_out(p.layout.recv, recv, stream));
+  MCRP_TRY(staged.stage_out(stream));
   return device::wait_stream(stream, progress);
+}
+
+Status start_staged(const Prepared& p, const BaseCall& base, bool copy, MPI_Request* request) {
+  cudaStream_t stream = nullptr;
+  MCRP_TRY(device::copy_stream(p.device, &stream));
+  MpiProgress progress;
+  auto op = std::make_unique<StagedOp>(p, stream, copy);
+  if (copy) MCRP_TRY(op->staged().stage_in(stream));
+  // The copies in (or, CUDA-aware, the application's prior device work) finish before the base
+  // MPI starts reading: it has no way to wait on a stream.
+  MCRP_TRY(device::wait_stream(stream, progress));
+  const int rc = copy ? base(op->staged().send_argument(), op->staged().recv_argument(), op->inner())
+                      : base(p.call->sendbuf, p.call->recvbuf, op->inner());
+  if (rc != MPI_SUCCESS) return already_raised(rc);
+  return start_generalized(std::move(op), p.call->comm, p.call->kind, request);
 }
 
 }  // namespace mcrp

@@ -1,22 +1,46 @@
-// Every collective entry point, generated from pmpi/collectives.def: the int form and the
-// large-count (_c) form of each collective expand from the same line and call the same
-// implementation (mcrp::run_collective on an mcrp::CollCall); only the count types differ.
+// Every collective entry point, generated from pmpi/collectives.def. Each .def line expands to up to
+// six forms: blocking, nonblocking (MPI_I<coll>) and persistent (MPI_<Coll>_init), each as the int
+// form and the large-count (_c) form. All call one implementation (mcrp::run_collective on an
+// mcrp::CollCall); the forms differ only in their trailing parameters and the PMPI function called.
 #include <mpi.h>
+
+#include <utility>
 
 #include "collectives/call.h"
 #include "collectives/dispatch.h"
 
 #define MCRP_UNPAREN(...) __VA_ARGS__
 
-// The wrapper body: describe the call, and hand the router the base MPI's own entry point as a
-// lambda whose sendbuf/recvbuf parameters shadow the user's (so the staged path can substitute host
-// copies) -- ARGS then names the right buffers in both places.
-#define MCRP_BLOCKING_WRAPPER(NAME, kind, PARAMS, ARGS)                                                   \
-  extern "C" int NAME(MCRP_UNPAREN PARAMS) {                                                            \
-    auto base = [&]([[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf, MPI_Request*) { \
-      return P##NAME ARGS;                                                                               \
-    };                                                                                                   \
-    return mcrp::run_collective(mcrp::describe::kind ARGS, mcrp::BaseCall(base));                        \
+// The base MPI's entry point as a lambda whose sendbuf/recvbuf/request parameters shadow the user's
+// (so the staged path can substitute host copies and its own inner request) -- ARGS then names the
+// right buffers in both places. The variadic tail is what the form adds after ARGS: nothing,
+// `, request`, or `, info, request`.
+#define MCRP_BASE_LAMBDA(PNAME, ARGS, ...)                                  \
+  [&]([[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf, \
+      [[maybe_unused]] MPI_Request* request) { return PNAME(MCRP_UNPAREN ARGS __VA_ARGS__); }
+
+#define MCRP_BLOCKING_WRAPPER(NAME, kind, PARAMS, ARGS)                                      \
+  extern "C" int NAME(MCRP_UNPAREN PARAMS) {                                               \
+    auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, );                                         \
+    return mcrp::run_collective(mcrp::describe::kind ARGS, mcrp::BaseCall(base));          \
+  }
+
+#define MCRP_NONBLOCKING_WRAPPER(NAME, kind, PARAMS, ARGS)                                                    \
+  extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Request* request) {                                           \
+    auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, , request);                                                  \
+    return mcrp::run_collective(mcrp::describe::kind ARGS, mcrp::BaseCall(base), mcrp::Mode::nonblocking, \
+                                request);                                                                    \
+  }
+
+// Persistent forms also hand over the blocking entry point, captured by value: a device-buffer
+// persistent request runs it (through the router) at every MPI_Start, long after this returns.
+#define MCRP_PERSISTENT_WRAPPER(NAME, BLOCKING_NAME, kind, PARAMS, ARGS)                                      \
+  extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Info info, MPI_Request* request) {                           \
+    auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, , info, request);                                           \
+    mcrp::OwnedBaseCall blocking = [=]([[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf, \
+                                       MPI_Request*) { return P##BLOCKING_NAME ARGS; };                      \
+    return mcrp::run_persistent_init(mcrp::describe::kind ARGS, mcrp::BaseCall(base), std::move(blocking),  \
+                                     request);                                                               \
   }
 
 #define MCRP_IF_LARGE_0(...)
@@ -27,7 +51,9 @@
 #define MCRP_COUNTS const int*
 #define MCRP_DISPLS const int*
 #define MCRPMPI_COLLECTIVE(Name, NonblockingName, kind, large, PARAMS, ARGS) \
-  MCRP_BLOCKING_WRAPPER(MPI_##Name, kind, PARAMS, ARGS)
+  MCRP_BLOCKING_WRAPPER(MPI_##Name, kind, PARAMS, ARGS)                      \
+  MCRP_NONBLOCKING_WRAPPER(MPI_##NonblockingName, kind, PARAMS, ARGS)        \
+  MCRP_PERSISTENT_WRAPPER(MPI_##Name##_init, MPI_##Name, kind, PARAMS, ARGS)
 #include "pmpi/collectives.def"
 #undef MCRPMPI_COLLECTIVE
 #undef MCRP_COUNT
@@ -38,8 +64,10 @@
 #define MCRP_COUNT MPI_Count
 #define MCRP_COUNTS const MPI_Count*
 #define MCRP_DISPLS const MPI_Aint*
-#define MCRPMPI_COLLECTIVE(Name, NonblockingName, kind, large, PARAMS, ARGS) \
-  MCRP_IF_LARGE_##large(MCRP_BLOCKING_WRAPPER(MPI_##Name##_c, kind, PARAMS, ARGS))
+#define MCRPMPI_COLLECTIVE(Name, NonblockingName, kind, large, PARAMS, ARGS)     \
+  MCRP_IF_LARGE_##large(MCRP_BLOCKING_WRAPPER(MPI_##Name##_c, kind, PARAMS, ARGS) \
+  MCRP_NONBLOCKING_WRAPPER(MPI_##NonblockingName##_c, kind, PARAMS, ARGS)         \
+  MCRP_PERSISTENT_WRAPPER(MPI_##Name##_init_c, MPI_##Name##_c, kind, PARAMS, ARGS))
 #include "pmpi/collectives.def"
 #undef MCRPMPI_COLLECTIVE
 #undef MCRP_COUNT

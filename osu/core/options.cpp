@@ -1,0 +1,115 @@
+#include "osu/core/options.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace osu {
+namespace {
+
+constexpr std::size_t kLargeMessage = 8192;  // OSU switches to fewer iterations above this size
+
+void usage(const char* program) {
+  std::fprintf(stderr,
+               "Usage: %s [options]\n"
+               "  -m MIN:MAX   message sizes in bytes, powers of two from MIN to MAX (MAX alone: 1:MAX)\n"
+               "  -i N         timed iterations per size (default 1000, 100 above 8 KiB)\n"
+               "  -x N         warm-up iterations per size (default 200, 10 above 8 KiB)\n"
+               "  -d host|cuda buffers in host memory or on the GPU of each rank\n"
+               "  -c           validate every result at every size (exit 1 when one is wrong)\n"
+               "  -f           full statistics: min and max latency across ranks, iterations\n"
+               "  -T TYPE      element type: char, int, float, double (mpi_ prefix accepted)\n"
+               "  -W N         window of messages in flight (osu_bw, osu_bibw; default 64)\n"
+               "  -o NAME      collective to run (osu_nccl only)\n"
+               "  -h           this help\n",
+               program);
+}
+
+bool parse_size(const char* text, std::size_t* out) {
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (end == text || *end != '\0' || text[0] == '-') return false;
+  *out = static_cast<std::size_t>(v);
+  return true;
+}
+
+bool parse_range(const char* text, Options* o) {
+  const char* colon = std::strchr(text, ':');
+  if (!colon) return parse_size(text, &o->max_size);
+  std::string lo(text, colon);
+  if (!parse_size(lo.c_str(), &o->min_size)) return false;
+  o->min_given = true;
+  return colon[1] == '\0' || parse_size(colon + 1, &o->max_size);
+}
+
+bool parse_count(const char* text, int* out) {
+  std::size_t v = 0;
+  if (!parse_size(text, &v) || v > 1000000000u) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+}  // namespace
+
+int Options::iterations_for(std::size_t size) const {
+  if (iterations >= 0) return iterations;
+  return size > kLargeMessage ? 100 : 1000;
+}
+
+int Options::warmup_for(std::size_t size) const {
+  if (warmup >= 0) return warmup;
+  return size > kLargeMessage ? 10 : 200;
+}
+
+int parse_options(int argc, char** argv, int rank, const char* program, Options* out) {
+  Options o;
+  std::string problem;
+  optind = 1;
+  opterr = 0;
+  int c;
+  while (problem.empty() && (c = getopt(argc, argv, "m:i:x:d:cfT:W:o:h")) != -1) {
+    switch (c) {
+      case 'm':
+        if (!parse_range(optarg, &o)) problem = "bad -m (want MIN:MAX in bytes)";
+        break;
+      case 'i':
+        if (!parse_count(optarg, &o.iterations) || o.iterations == 0) problem = "bad -i (want N >= 1)";
+        break;
+      case 'x':
+        if (!parse_count(optarg, &o.warmup)) problem = "bad -x (want N >= 0)";
+        break;
+      case 'd':
+        if (std::strcmp(optarg, "host") == 0) o.memory = Memory::host;
+        else if (std::strcmp(optarg, "cuda") == 0) o.memory = Memory::cuda;
+        else problem = "bad -d (want host or cuda)";
+        break;
+      case 'c': o.validate = true; break;
+      case 'f': o.full_stats = true; break;
+      case 'T': o.datatype = optarg; break;
+      case 'W':
+        if (!parse_count(optarg, &o.window) || o.window == 0) problem = "bad -W (want N >= 1)";
+        break;
+      case 'o': o.operation = optarg; break;
+      case 'h':
+        if (rank == 0) usage(program);
+        return 0;
+      default:
+        problem = std::string("unknown option or missing value: -") + static_cast<char>(optopt);
+    }
+  }
+  if (problem.empty() && optind < argc) problem = std::string("unexpected argument: ") + argv[optind];
+  if (problem.empty() && o.min_size > o.max_size) problem = "bad -m: MIN is larger than MAX";
+  if (!problem.empty()) {
+    if (rank == 0) {
+      std::fprintf(stderr, "%s: %s\n", program, problem.c_str());
+      usage(program);
+    }
+    return 1;
+  }
+  *out = o;
+  return -1;
+}
+
+}  // namespace osu

@@ -1,0 +1,32 @@
+// OSU's command-line conventions, shared by every benchmark of the suite, so that scripts written for
+// the OSU Micro-Benchmarks drive these programs unchanged.
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace osu {
+
+enum class Memory { host, cuda };
+
+struct Options {
+  std::size_t min_size = 1;          // -m min:max, bytes per message (OSU's meaning of "size")
+  std::size_t max_size = 1 << 20;
+  bool min_given = false;            // whether -m named a minimum (reductions start at one element)
+  int iterations = -1;               // -i; -1: OSU's defaults (1000, or 100 above 8 KiB)
+  int warmup = -1;                   // -x; -1: OSU's defaults (200, or 10 above 8 KiB)
+  Memory memory = Memory::host;      // -d host|cuda
+  bool validate = false;             // -c: check every result at every size
+  bool full_stats = false;           // -f: min, max and iteration count columns
+  std::string datatype;              // -T char|int|float|double ("" = the benchmark's default)
+  int window = 64;                   // -W: messages in flight (osu_bw, osu_bibw)
+  std::string operation;             // -o: the collective (raw-NCCL benchmark only)
+
+  int iterations_for(std::size_t size) const;
+  int warmup_for(std::size_t size) const;
+};
+
+// Parses argv. Returns -1 when the program should run, otherwise the exit code to leave with
+// (0 after -h, 1 after a bad option); the message goes to stderr from rank 0 only.
+int parse_options(int argc, char** argv, int rank, const char* program, Options* out);
+
+}  // namespace osu

@@ -1,0 +1,56 @@
+#include "tests/gpu/device_memory.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+namespace mcrp_test {
+namespace {
+
+// A failed CUDA call in a test harness is a broken machine, not a library result: stop loudly.
+void require(cudaError_t rc, const char* what) {
+  if (rc == cudaSuccess) return;
+  std::fprintf(stderr, "%s failed: %s\n", what, cudaGetErrorString(rc));
+  MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+}  // namespace
+
+void* DeviceMemory::allocate(std::size_t bytes) {
+  void* pointer = nullptr;
+  require(cudaMalloc(&pointer, bytes == 0 ? 1 : bytes), "cudaMalloc");
+  return pointer;
+}
+
+void DeviceMemory::release(void* pointer) { require(cudaFree(pointer), "cudaFree"); }
+
+void DeviceMemory::upload(void* to, const void* from, std::size_t bytes) {
+  if (bytes != 0) require(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+}
+
+void DeviceMemory::download(void* to, const void* from, std::size_t bytes) {
+  if (bytes != 0) require(cudaMemcpy(to, from, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+}
+
+bool select_cuda_device(MPI_Comm comm) {
+  int devices = 0;
+  const cudaError_t probe = cudaGetDeviceCount(&devices);
+  const int local = probe == cudaSuccess && devices > 0 ? 1 : 0;
+  int everywhere = 0;
+  PMPI_Allreduce(&local, &everywhere, 1, MPI_INT, MPI_MIN, comm);
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  if (everywhere == 0) {
+    if (rank == 0) {
+      std::printf("SKIPPED: no CUDA device (%s)\n", probe != cudaSuccess ? cudaGetErrorString(probe) : "0 devices");
+      std::fflush(stdout);
+    }
+    return false;
+  }
+  require(cudaSetDevice(rank % devices), "cudaSetDevice");
+  return true;
+}
+
+}  // namespace mcrp_test

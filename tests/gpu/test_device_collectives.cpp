@@ -1,0 +1,155 @@
+// Every blocking collective on device buffers, checked against the same call on host buffers (which
+// the library sends to the base MPI untouched). Run once per path: `--path nccl` (default routing)
+// and `--path mpi` (MCRPMPI_<COLLECTIVE>=mpi for all, i.e. the staged path). Exits 77 (skipped)
+// without a CUDA device. Inputs are small integers, so sums are exact in any reduction order.
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kSkip = 77;
+int g_rank = 0, g_size = 1, g_failures = 0, g_passes = 0;
+
+struct Buffers {
+  void* send;
+  void* recv;
+};
+
+// A case runs its collective on the given buffers; sizes are bytes of each buffer.
+struct Case {
+  std::string name;
+  std::size_t send_bytes;
+  std::size_t recv_bytes;
+  std::function<int(const Buffers&)> run;
+  bool skip_check_on_rank0 = false;  // exscan leaves rank 0's result undefined
+};
+
+void fill(std::vector<unsigned char>& bytes, int seed) {
+  // Values are small integers whether read as int, float or double elements.
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = 0;
+  const std::size_t floats = bytes.size() / sizeof(float);
+  for (std::size_t i = 0; i < floats; ++i) {
+    const float v = static_cast<float>((seed * 7 + i * 3) % 13);
+    std::memcpy(&bytes[i * sizeof(float)], &v, sizeof v);
+  }
+}
+
+void check(const Case& c) {
+  std::vector<unsigned char> send(c.send_bytes + 1), recv_host(c.recv_bytes + 1), recv_device(c.recv_bytes + 1);
+  fill(send, g_rank + 1);
+  fill(recv_host, 100 + g_rank);
+  recv_device = recv_host;
+  void *dsend = nullptr, *drecv = nullptr;
+  cudaMalloc(&dsend, send.size());
+  cudaMalloc(&drecv, recv_device.size());
+  cudaMemcpy(dsend, send.data(), send.size(), cudaMemcpyHostToDevice);
+  cudaMemcpy(drecv, recv_device.data(), recv_device.size(), cudaMemcpyHostToDevice);
+  const int host_rc = c.run({send.data(), recv_host.data()});
+  const int device_rc = c.run({dsend, drecv});
+  cudaMemcpy(recv_device.data(), drecv, recv_device.size(), cudaMemcpyDeviceToHost);
+  cudaFree(dsend);
+  cudaFree(drecv);
+  const bool same = (c.skip_check_on_rank0 && g_rank == 0) || recv_host == recv_device;
+  int ok = host_rc == MPI_SUCCESS && device_rc == MPI_SUCCESS && same ? 1 : 0, all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (all_ok) {
+    ++g_passes;
+  } else {
+    ++g_failures;
+    if (!ok) std::printf("FAIL rank %d: %s (rc host %d device %d, results %s)\n", g_rank, c.name.c_str(), host_rc,
+                         device_rc, same ? "equal" : "differ");
+  }
+}
+
+std::vector<Case> cases(int n) {
+  const int p = g_size, me = g_rank, last = p - 1;
+  const std::size_t f = sizeof(float), d = sizeof(double);
+  const std::string tag = " n=" + std::to_string(n);
+  std::vector<int> counts(p), displs(p), stride_displs(p);
+  for (int i = 0; i < p; ++i) {
+    counts[i] = n + i;  // uneven
+    displs[i] = i == 0 ? 0 : displs[i - 1] + counts[i - 1];
+    stride_displs[i] = (p - 1 - i) * (n + p + 2);  // reversed, with gaps
+  }
+  const int total = displs[p - 1] + counts[p - 1];
+  const std::size_t gapped = static_cast<std::size_t>(p) * (n + p + 2);
+  std::vector<Case> all;
+  auto add = [&](std::string name, std::size_t s, std::size_t r, std::function<int(const Buffers&)> fn, bool skip0 = false) {
+    all.push_back(Case{name + tag, s, r, std::move(fn), skip0});
+  };
+  add("allreduce float sum", n * f, n * f, [=](const Buffers& b) { return MPI_Allreduce(b.send, b.recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
+  add("allreduce in place int max", 0, n * f, [=](const Buffers& b) { return MPI_Allreduce(MPI_IN_PLACE, b.recv, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD); });
+  add("allreduce double prod (large count)", n * d, n * d, [=](const Buffers& b) { return MPI_Allreduce_c(b.send, b.recv, n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD); });
+  add("allreduce short sum (staged)", n * 2, n * 2, [=](const Buffers& b) { return MPI_Allreduce(b.send, b.recv, n, MPI_SHORT, MPI_SUM, MPI_COMM_WORLD); });
+  add("allreduce 2int minloc (staged)", n * 8, n * 8, [=](const Buffers& b) { return MPI_Allreduce(b.send, b.recv, n, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD); });
+  add("reduce float sum root last", n * f, n * f, [=](const Buffers& b) { return MPI_Reduce(b.send, b.recv, n, MPI_FLOAT, MPI_SUM, last, MPI_COMM_WORLD); });
+  add("reduce in place root 0", n * f, n * f, [=](const Buffers& b) { return MPI_Reduce(me == 0 ? MPI_IN_PLACE : b.send, b.recv, n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD); });
+  add("bcast root last", 0, n * f, [=](const Buffers& b) { return MPI_Bcast(b.recv, n, MPI_FLOAT, last, MPI_COMM_WORLD); });
+  add("allgather", n * f, p * n * f, [=](const Buffers& b) { return MPI_Allgather(b.send, n, MPI_FLOAT, b.recv, n, MPI_FLOAT, MPI_COMM_WORLD); });
+  add("allgather in place", 0, p * n * f, [=](const Buffers& b) { return MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b.recv, n, MPI_FLOAT, MPI_COMM_WORLD); });
+  add("allgatherv gapped", (n + p) * f, gapped * f, [=](const Buffers& b) { return MPI_Allgatherv(b.send, counts[me], MPI_FLOAT, b.recv, counts.data(), stride_displs.data(), MPI_FLOAT, MPI_COMM_WORLD); });
+  add("alltoall", p * n * f, p * n * f, [=](const Buffers& b) { return MPI_Alltoall(b.send, n, MPI_FLOAT, b.recv, n, MPI_FLOAT, MPI_COMM_WORLD); });
+  add("alltoall in place", 0, p * n * f, [=](const Buffers& b) { return MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b.recv, n, MPI_FLOAT, MPI_COMM_WORLD); });
+  add("alltoallv", total * f, total * f, [=](const Buffers& b) { return MPI_Alltoallv(b.send, counts.data(), displs.data(), MPI_FLOAT, b.recv, counts.data(), displs.data(), MPI_FLOAT, MPI_COMM_WORLD); });
+  add("gather root last", n * f, p * n * f, [=](const Buffers& b) { return MPI_Gather(b.send, n, MPI_FLOAT, b.recv, n, MPI_FLOAT, last, MPI_COMM_WORLD); });
+  add("gather in place root 0", n * f, p * n * f, [=](const Buffers& b) { return MPI_Gather(me == 0 ? MPI_IN_PLACE : b.send, n, MPI_FLOAT, b.recv, n, MPI_FLOAT, 0, MPI_COMM_WORLD); });
+  add("gatherv", (n + p) * f, gapped * f, [=](const Buffers& b) { return MPI_Gatherv(b.send, counts[me], MPI_FLOAT, b.recv, counts.data(), stride_displs.data(), MPI_FLOAT, 0, MPI_COMM_WORLD); });
+  add("scatter root last", p * n * f, n * f, [=](const Buffers& b) { return MPI_Scatter(b.send, n, MPI_FLOAT, b.recv, n, MPI_FLOAT, last, MPI_COMM_WORLD); });
+  add("scatter in place root 0", p * n * f, n * f, [=](const Buffers& b) { return MPI_Scatter(b.send, n, MPI_FLOAT, me == 0 ? MPI_IN_PLACE : b.recv, n, MPI_FLOAT, 0, MPI_COMM_WORLD); });
+  add("scatterv", gapped * f, (n + p) * f, [=](const Buffers& b) { return MPI_Scatterv(b.send, counts.data(), stride_displs.data(), MPI_FLOAT, b.recv, counts[me], MPI_FLOAT, 0, MPI_COMM_WORLD); });
+  add("reduce_scatter uneven", total * f, (n + p) * f, [=](const Buffers& b) { return MPI_Reduce_scatter(b.send, b.recv, counts.data(), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
+  add("reduce_scatter in place", 0, total * f, [=](const Buffers& b) { return MPI_Reduce_scatter(MPI_IN_PLACE, b.recv, counts.data(), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
+  add("reduce_scatter_block", p * n * f, n * f, [=](const Buffers& b) { return MPI_Reduce_scatter_block(b.send, b.recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
+  add("reduce_scatter_block in place", 0, p * n * f, [=](const Buffers& b) { return MPI_Reduce_scatter_block(MPI_IN_PLACE, b.recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
+  add("scan", n * f, n * f, [=](const Buffers& b) { return MPI_Scan(b.send, b.recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
+  add("exscan", n * f, n * f, [=](const Buffers& b) { return MPI_Exscan(b.send, b.recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); }, true);
+  add("barrier", 0, 0, [](const Buffers&) { return MPI_Barrier(MPI_COMM_WORLD); });
+  return all;
+}
+
+// A strided datatype on device buffers: NCCL's path packs it through host memory.
+void check_strided_bcast(int n) {
+  MPI_Datatype every_other;
+  MPI_Type_vector(n, 1, 2, MPI_FLOAT, &every_other);
+  MPI_Type_commit(&every_other);
+  check(Case{"bcast strided type n=" + std::to_string(n), 0, 2 * n * sizeof(float) + 4,
+             [=](const Buffers& b) { return MPI_Bcast(b.recv, 1, every_other, 0, MPI_COMM_WORLD); }});
+  MPI_Type_free(&every_other);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool staged = argc > 2 && std::strcmp(argv[1], "--path") == 0 && std::strcmp(argv[2], "mpi") == 0;
+  if (staged) {
+    for (const char* v : {"ALLREDUCE", "REDUCE", "BCAST", "ALLGATHER", "ALLGATHERV", "REDUCE_SCATTER",
+                          "REDUCE_SCATTER_BLOCK", "ALLTOALL", "ALLTOALLV", "GATHER", "GATHERV", "SCATTER", "SCATTERV"}) {
+      setenv((std::string("MCRPMPI_") + v).c_str(), "mpi", 1);
+    }
+  }
+  int devices = 0;
+  const cudaError_t probe = cudaGetDeviceCount(&devices);
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  if (probe != cudaSuccess || devices == 0) {
+    if (g_rank == 0) std::printf("SKIPPED: no CUDA device (%s)\n", probe != cudaSuccess ? cudaGetErrorString(probe) : "0 devices");
+    MPI_Finalize();
+    return kSkip;
+  }
+  cudaSetDevice(g_rank % devices);
+  for (int n : {0, 1, 1000, 65539}) {
+    for (const Case& c : cases(n)) check(c);
+    check_strided_bcast(n);
+  }
+  if (g_rank == 0) std::printf("%d passed, %d failed (%d ranks, path %s)\n", g_passes, g_failures, g_size, staged ? "mpi" : "nccl");
+  MPI_Finalize();
+  return g_failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,31 @@
+// Erroneous calls must come back as MPI error codes (the communicators use MPI_ERRORS_RETURN), not
+// crash or hang, and leave the communicator usable. Every rank makes the same mistake, so no rank
+// is left waiting in a collective the others abandoned.
+#include "tests/mpi/suite.h"
+
+namespace mcrp_test {
+
+void run_bad_input(const Env& env) {
+  const TestComm& tc = env.comm;
+  int buf[4] = {1, 2, 3, 4};
+  int out[4] = {0, 0, 0, 0};
+  auto expect_error = [&](const std::string& what, int rc) {
+    env.checker.check(rc != MPI_SUCCESS, "bad input " + what + " comm=" + tc.name + ": expected an MPI error, got " +
+                                             std::to_string(rc));
+  };
+  for (CountForm f : kCountForms) {
+    const std::string form = std::string(" form=") + form_name(f);
+    expect_error("allreduce MPI_DATATYPE_NULL" + form,
+                 call::allreduce(f, buf, out, 4, MPI_DATATYPE_NULL, MPI_SUM, tc.comm));
+    expect_error("allreduce MPI_OP_NULL" + form, call::allreduce(f, buf, out, 4, MPI_INT, MPI_OP_NULL, tc.comm));
+    expect_error("allreduce MPI_COMM_NULL" + form, call::allreduce(f, buf, out, 4, MPI_INT, MPI_SUM, MPI_COMM_NULL));
+    expect_error("bcast root=size" + form, call::bcast(f, buf, 4, MPI_INT, tc.size, tc.comm));
+    expect_error("reduce root=-5" + form, call::reduce(f, buf, out, 4, MPI_INT, MPI_SUM, -5, tc.comm));
+  }
+  // Still usable: a correct call after the errors gives the right answer.
+  const int rc = MPI_Allreduce(buf, out, 4, MPI_INT, MPI_SUM, tc.comm);
+  const int expected[4] = {tc.size, 2 * tc.size, 3 * tc.size, 4 * tc.size};
+  env.checker.expect_equal("allreduce after bad input comm=" + tc.name, rc, out, expected, 4);
+}
+
+}  // namespace mcrp_test

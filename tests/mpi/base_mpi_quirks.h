@@ -1,0 +1,23 @@
+// Bugs of the base MPI that the host-buffer tests step around, reporting each skipped case.
+// Both were found in Debian's MPICH 4.0.2 (ch4:ucx) with plain MPICH, no library loaded:
+//  - MPI_Reduce with MPI_IN_PLACE at a root other than 0 dereferences MPI_IN_PLACE and crashes once
+//    the message exceeds about 2 KiB (512 ints pass, 600 crash); MPIR_CVAR_DEVICE_COLLECTIVES=none
+//    avoids it, so the ch4 device-level reduce is at fault.
+//  - MPI_Allgatherv on a 1-rank communicator, not in place, ignores displs[0] and writes at offset 0.
+// Each is detected at run time, so an MPI without the bug runs the full test.
+#pragma once
+#include <mpi.h>
+
+namespace mcrp_test {
+
+struct BaseMpiQuirks {
+  bool inplace_reduce_at_nonzero_root_crashes = false;  // for messages over kInplaceReduceSafeBytes
+  bool single_rank_allgatherv_ignores_displs = false;
+
+  static constexpr MPI_Count kInplaceReduceSafeBytes = 2048;
+
+  // Call after MPI_Init; uses only PMPI_ and MPI_Get_library_version, never the library under test.
+  static BaseMpiQuirks detect();
+};
+
+}  // namespace mcrp_test

@@ -1,0 +1,51 @@
+// Checker: counts this rank's checks and reports one job-wide summary ("N passed, M failed, K skipped").
+// It reaches MPI only through PMPI_ entry points, so the report does not depend on the library
+// under test: a broken wrapper shows up as failed checks, not as a broken summary.
+#pragma once
+#include <mpi.h>
+
+#include <cstddef>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace mcrp_test {
+
+class Checker {
+ public:
+  // Records one check; prints the first failures of this rank (with `what`) to stderr.
+  void check(bool ok, const std::string& what);
+
+  // A case deliberately not run; each distinct reason is printed once per rank.
+  void skip(const std::string& reason);
+
+  // One check: the call returned MPI_SUCCESS and got[0..n) equals expected[0..n).
+  template <class T>
+  void expect_equal(const std::string& what, int rc, const T* got, const T* expected, std::size_t n) {
+    if (rc != MPI_SUCCESS) {
+      check(false, what + ": returned error " + std::to_string(rc));
+      return;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!(got[i] == expected[i])) {
+        std::ostringstream out;
+        out << what << ": element " << i << " of " << n << " expected " << expected[i] << " got " << got[i];
+        check(false, out.str());
+        return;
+      }
+    }
+    check(true, what);
+  }
+
+  // Sums the counts over `comm`, prints the summary on its rank 0 and returns the exit code every
+  // rank should use: 0 when nothing failed anywhere, 1 otherwise.
+  int finish(MPI_Comm comm, const char* program) const;
+
+ private:
+  long passed_ = 0;
+  long failed_ = 0;
+  long skipped_ = 0;
+  std::set<std::string> skip_reasons_;
+};
+
+}  // namespace mcrp_test

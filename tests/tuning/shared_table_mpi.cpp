@@ -1,0 +1,122 @@
+// MPI test (3 ranks): only rank 0 can read the tuning file, yet every rank ends with the same table
+// (same hash, same origin); a bad file gives every rank the same message and the built-in table.
+// Exit status 0 when every check passed on every rank.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "tests/tuning/tuning_test_support.h"
+#include "tuning/shared_table.h"
+#include "tuning/tuning_file.h"
+
+using namespace mcrp::tuning;
+
+namespace {
+
+int g_failures = 0;
+int g_rank = 0;
+
+void check(bool ok, const std::string& what) {
+  if (!ok) {
+    ++g_failures;
+    std::fprintf(stderr, "rank %d: FAILED: %s\n", g_rank, what.c_str());
+  }
+}
+
+// Rank 0 writes `text` to a private file; the other ranks get a path that does not exist, so any
+// table they end with must have come through the broadcast.
+std::string rank0_file(const std::string& text, const char* name) {
+  if (g_rank != 0) return "/nonexistent/only-rank-0-has-it.json";
+  const std::string path = "/tmp/mcrpmpi-shared-table-" + std::to_string(getpid()) + "-" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// True when every rank holds the same value as rank 0.
+bool same_everywhere(unsigned long long value) {
+  unsigned long long lo = 0, hi = 0;
+  MPI_Allreduce(&value, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&value, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi;
+}
+
+unsigned long long text_hash(const std::string& text) {
+  unsigned long long h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+void good_file_reaches_every_rank() {
+  const std::string text = read_test_file("example.json");
+  const std::string path = rank0_file(text, "good.json");
+  const SharedLoad load = load_shared_table(MPI_COMM_WORLD, path.c_str(), true);
+  check(load.mpi_error == MPI_SUCCESS && load.installed, "good file installed: " + load.message);
+  check(load.message.empty(), "no message for a good file: " + load.message);
+  check(active_table().source == Source::tuning_file, "table source is the tuning file");
+  const std::uint64_t expected = parse_tuning_file(text, "x").table->hash();
+  check(active_table().hash() == expected, "table hash equals the file's");
+  check(same_everywhere(active_table().hash()), "same table hash on every rank");
+  check(same_everywhere(text_hash(active_table().origin)), "same origin on every rank: " + active_table().origin);
+  if (g_rank == 0) std::remove(path.c_str());
+}
+
+void bad_file_falls_back_everywhere(const char* name, const std::string& text, const std::string& expected) {
+  const std::string path = rank0_file(text, name);
+  const SharedLoad load = load_shared_table(MPI_COMM_WORLD, path.c_str(), true);
+  check(!load.installed, std::string(name) + ": not installed");
+  check(load.message.find(expected) != std::string::npos, std::string(name) + ": message \"" + load.message +
+                                                              "\" should contain \"" + expected + "\"");
+  check(load.message.find("using the built-in table") != std::string::npos, std::string(name) + ": says it falls back");
+  check(same_everywhere(text_hash(load.message)), std::string(name) + ": same message on every rank");
+  check(active_table().source == Source::builtin && active_table().hash() == builtin_table().hash(),
+        std::string(name) + ": built-in table in force");
+  if (g_rank == 0) {
+    std::printf("%s -> %s\n", name, load.message.c_str());
+    std::remove(path.c_str());
+  }
+}
+
+void missing_files() {
+  // A user-named file that does not exist is reported; the default location missing is silent.
+  SharedLoad named = load_shared_table(MPI_COMM_WORLD, "/nonexistent/t.json", true);
+  check(!named.installed && named.message.find("/nonexistent/t.json: cannot open") != std::string::npos,
+        "named missing file reported: " + named.message);
+  SharedLoad quiet = load_shared_table(MPI_COMM_WORLD, "/nonexistent/t.json", false);
+  check(!quiet.installed && quiet.message.empty(), "missing default file is silent: " + quiet.message);
+}
+
+void initialize_reads_the_environment() {
+  const std::string path = rank0_file(read_test_file("example.json"), "env.json");
+  setenv("MCRPMPI_TUNING_FILE", path.c_str(), 1);
+  check(initialize(MPI_COMM_WORLD) == MPI_SUCCESS, "initialize succeeds");
+  check(active_table().source == Source::tuning_file, "initialize installed MCRPMPI_TUNING_FILE");
+  check(same_everywhere(active_table().hash()), "initialize: same hash everywhere");
+  unsetenv("MCRPMPI_TUNING_FILE");
+  if (g_rank == 0) std::remove(path.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  good_file_reaches_every_rank();
+  bad_file_falls_back_everywhere("syntax.json", "{\n  \"version\": 1,\n\n  \"collectives\": {\"allreduce\": [}\n}\n",
+                                 "line 4, column");
+  bad_file_falls_back_everywhere(
+      "overlap.json",
+      R"({"version": 1, "collectives": {"allreduce": [{"comm_size": 1, "ranges": [{"from": 0, "to": 100, "path": "mpi"}, {"from": 10, "to": null, "path": "nccl"}]}]}})",
+      "collectives.allreduce[0].ranges[1]: overlaps");
+  bad_file_falls_back_everywhere("version.json", R"({"version": 99, "collectives": {}})", "unsupported version 99");
+  missing_files();
+  initialize_reads_the_environment();
+  int failures = 0;
+  MPI_Allreduce(&g_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0) std::printf("%s: %d failed checks\n", failures == 0 ? "PASS" : "FAIL", failures);
+  MPI_Finalize();
+  return failures == 0 ? 0 : 1;
+}

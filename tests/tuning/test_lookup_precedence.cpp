@@ -1,0 +1,144 @@
+// Lookup (communicator size, topology, message-size ranges, unknown sizes) and the precedence
+// force_backend > MCRPMPI_<COLLECTIVE> > tuning file > built-in table, on synthetic tables.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "tests/tuning/tuning_test_support.h"
+#include "tuning/tuning_file.h"
+
+namespace mcrp::tuning {
+namespace {
+
+Table example() {
+  ParsedTable parsed = parse_tuning_file(read_test_file("example.json"), "example.json");
+  EXPECT_TRUE(parsed.table) << parsed.error;
+  return parsed.table ? *parsed.table : builtin_table();
+}
+
+Decision look(const Table& t, CollKind kind, std::uint64_t bytes, int size, Topology topology = Topology::any) {
+  return t.lookup(Query{kind, bytes, size, topology});
+}
+
+TEST(Lookup, PicksTheRangeHoldingTheSize) {
+  const Table t = example();
+  EXPECT_EQ(look(t, CollKind::allreduce, 0, 2).backend, Backend::mpi);
+  EXPECT_EQ(look(t, CollKind::allreduce, 65535, 2).backend, Backend::mpi);
+  const Decision d = look(t, CollKind::allreduce, 65536, 2);
+  EXPECT_EQ(d.backend, Backend::nccl);
+  EXPECT_EQ(d.source, Source::tuning_file);
+  EXPECT_EQ(d.range_lo, 65536u);
+  EXPECT_EQ(d.range_hi, kUnknownSize);
+  EXPECT_EQ(d.rule_index, 0);
+  EXPECT_EQ(d.range_index, 1);
+}
+
+TEST(Lookup, UnknownSizeUsesTheLastRange) {
+  EXPECT_EQ(look(example(), CollKind::allreduce, kUnknownSize, 2).backend, Backend::nccl);
+}
+
+TEST(Lookup, LargestApplicableCommSizeWinsAndTopologyMustMatch) {
+  const Table t = example();
+  // 8+ ranks across nodes: the comm_size 8 multi_node rule (mpi below 4 KiB).
+  EXPECT_EQ(look(t, CollKind::allreduce, 8192, 16, Topology::multi_node).backend, Backend::nccl);
+  EXPECT_EQ(look(t, CollKind::allreduce, 8192, 16, Topology::multi_node).rule_index, 1);
+  // On one node the multi_node rule does not apply: the comm_size 1 "any" rule does.
+  EXPECT_EQ(look(t, CollKind::allreduce, 8192, 16, Topology::single_node).backend, Backend::mpi);
+  EXPECT_EQ(look(t, CollKind::allreduce, 8192, 16, Topology::single_node).rule_index, 0);
+  // Below 8 ranks only the comm_size 1 rule applies.
+  EXPECT_EQ(look(t, CollKind::allreduce, 8192, 7, Topology::multi_node).rule_index, 0);
+  // bcast has only a single_node rule: on several nodes the built-in default decides.
+  EXPECT_EQ(look(t, CollKind::bcast, 8, 4, Topology::multi_node).source, Source::builtin);
+  EXPECT_EQ(look(t, CollKind::bcast, 8, 4, Topology::single_node).source, Source::tuning_file);
+}
+
+TEST(Lookup, ExactTopologyBeatsAnyAtEqualCommSize) {
+  Table t;
+  t.source = Source::tuning_file;
+  auto& rules = t.per_kind[static_cast<int>(CollKind::gather)];
+  rules.push_back(Rules{4, Topology::any, {Range{0, kUnknownSize, Backend::nccl}}});
+  rules.push_back(Rules{4, Topology::single_node, {Range{0, kUnknownSize, Backend::mpi}}});
+  EXPECT_EQ(look(t, CollKind::gather, 1, 4, Topology::single_node).backend, Backend::mpi);
+  EXPECT_EQ(look(t, CollKind::gather, 1, 4, Topology::multi_node).backend, Backend::nccl);
+}
+
+TEST(Lookup, CollectivesWithoutRulesUseTheBuiltInDefault) {
+  const Decision d = look(example(), CollKind::alltoallv, kUnknownSize, 3);
+  EXPECT_EQ(d.backend, Backend::nccl);
+  EXPECT_EQ(d.source, Source::builtin);
+}
+
+TEST(Lookup, HashDependsOnRulesOnly) {
+  Table a = example(), b = example();
+  b.origin = "elsewhere";
+  EXPECT_EQ(a.hash(), b.hash());
+  b.per_kind[static_cast<int>(CollKind::allreduce)][0].ranges[0].backend = Backend::nccl;
+  EXPECT_NE(a.hash(), b.hash());
+}
+
+// Restores the built-in table and the settings after each precedence test.
+class Precedence : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    unsetenv("MCRPMPI_ALLREDUCE");
+    force_backend(CollKind::allreduce, std::nullopt);
+    install_table(builtin_table());
+    load_settings();
+  }
+};
+
+TEST_F(Precedence, BuiltInThenFileThenEnvThenForce) {
+  unsetenv("MCRPMPI_ALLREDUCE");
+  load_settings();
+  const Query q{CollKind::allreduce, 1024, 4, Topology::single_node};
+  EXPECT_EQ(decide(q).source, Source::builtin);
+  EXPECT_EQ(decide(q).backend, Backend::nccl);
+
+  install_table(example());
+  EXPECT_EQ(decide(q).source, Source::tuning_file);
+  EXPECT_EQ(decide(q).backend, Backend::mpi);
+
+  setenv("MCRPMPI_ALLREDUCE", "nccl", 1);
+  load_settings();
+  EXPECT_EQ(decide(q).source, Source::env_override);
+  EXPECT_EQ(decide(q).backend, Backend::nccl);
+  // Other collectives keep the table.
+  EXPECT_EQ(decide(Query{CollKind::bcast, 8, 2, Topology::single_node}).source, Source::tuning_file);
+
+  force_backend(CollKind::allreduce, Backend::mpi);
+  EXPECT_EQ(decide(q).source, Source::forced);
+  EXPECT_EQ(decide(q).backend, Backend::mpi);
+  EXPECT_EQ(mcrpmpi_force_backend(static_cast<int>(CollKind::allreduce), -1), 0);
+  EXPECT_EQ(decide(q).source, Source::env_override);
+  EXPECT_EQ(mcrpmpi_force_backend(kCollKindCount, 0), -1);
+  EXPECT_EQ(mcrpmpi_force_backend(0, 2), -1);
+}
+
+TEST_F(Precedence, BadOrAutoEnvValueLeavesTheTable) {
+  install_table(example());
+  for (const char* value : {"auto", "", "NCCL!"}) {
+    setenv("MCRPMPI_ALLREDUCE", value, 1);
+    load_settings();
+    EXPECT_EQ(decide(Query{CollKind::allreduce, 1024, 4}).source, Source::tuning_file) << value;
+  }
+}
+
+TEST_F(Precedence, DebugLineNamesTheRule) {
+  install_table(example());
+  char line[256];
+  const Query q{CollKind::allreduce, 4096, 16, Topology::multi_node};
+  describe_decision(q, decide(q), line, sizeof line);
+  EXPECT_STREQ(line,
+               "allreduce 4 KiB, 16 ranks, multi_node -> nccl by tuning file example.json: "
+               "collectives.allreduce[1].ranges[1] [4 KiB, inf)");
+  setenv("MCRPMPI_ALLREDUCE", "mpi", 1);
+  load_settings();
+  describe_decision(q, decide(q), line, sizeof line);
+  EXPECT_NE(std::string(line).find("by environment override MCRPMPI_ALLREDUCE"), std::string::npos) << line;
+  describe_decision(q, decide(q), line, 16);  // truncation, no overflow
+  EXPECT_EQ(std::string(line).size(), 15u);
+}
+
+}  // namespace
+}  // namespace mcrp::tuning

@@ -1,0 +1,116 @@
+// Parsing and validation of tuning files: a good file yields the table it describes and survives a
+// write/parse round trip; every kind of bad file gives a message naming its line or JSON path.
+#include <gtest/gtest.h>
+
+#include "tests/tuning/tuning_test_support.h"
+#include "tuning/tuning_file.h"
+
+namespace mcrp::tuning {
+namespace {
+
+std::string error_of(const std::string& text) {
+  ParsedTable parsed = parse_tuning_file(text, "t.json");
+  EXPECT_FALSE(parsed.table.has_value()) << "accepted: " << text;
+  return parsed.error;
+}
+
+// A one-collective document with the given allreduce ranges.
+std::string with_ranges(const std::string& ranges) {
+  return R"({"version": 1, "collectives": {"allreduce": [{"comm_size": 1, "ranges": [)" + ranges + "]}]}}";
+}
+
+TEST(TuningFile, ExampleParsesIntoItsRules) {
+  ParsedTable parsed = parse_tuning_file(read_test_file("example.json"), "example.json");
+  ASSERT_TRUE(parsed.table) << parsed.error;
+  const Table& t = *parsed.table;
+  EXPECT_EQ(t.source, Source::tuning_file);
+  EXPECT_EQ(t.origin, "example.json");
+  const auto& allreduce = t.per_kind[static_cast<int>(CollKind::allreduce)];
+  ASSERT_EQ(allreduce.size(), 2u);
+  EXPECT_EQ(allreduce[1].min_comm_size, 8);
+  EXPECT_EQ(allreduce[1].topology, Topology::multi_node);
+  ASSERT_EQ(allreduce[0].ranges.size(), 2u);
+  EXPECT_EQ(allreduce[0].ranges[0].hi, 65536u);
+  EXPECT_EQ(allreduce[0].ranges[0].backend, Backend::mpi);
+  EXPECT_EQ(allreduce[0].ranges[1].hi, kUnknownSize);
+  EXPECT_EQ(t.per_kind[static_cast<int>(CollKind::bcast)][0].topology, Topology::single_node);
+  EXPECT_TRUE(t.per_kind[static_cast<int>(CollKind::alltoall)].empty());
+}
+
+TEST(TuningFile, WriteThenParseGivesTheSameTable) {
+  ParsedTable first = parse_tuning_file(read_test_file("example.json"), "a");
+  ASSERT_TRUE(first.table);
+  const std::string written = write_tuning_file(*first.table, FileMetadata{"host", "2025-01-01T00:00:00Z", "c"});
+  ParsedTable second = parse_tuning_file(written, "b");
+  ASSERT_TRUE(second.table) << second.error << "\n" << written;
+  EXPECT_EQ(first.table->hash(), second.table->hash());
+  EXPECT_NE(first.table->hash(), builtin_table().hash());
+}
+
+TEST(TuningFile, SyntaxErrorNamesLineAndColumn) {
+  const std::string e = error_of("{\n  \"version\": 1,\n  \"collectives\": {,}\n}\n");
+  EXPECT_NE(e.find("t.json: line 3, column 19"), std::string::npos) << e;
+}
+
+TEST(TuningFile, WrongVersionIsRefused) {
+  const std::string e = error_of(R"({"version": 2, "collectives": {}})");
+  EXPECT_NE(e.find("version"), std::string::npos) << e;
+  EXPECT_NE(e.find("unsupported version 2"), std::string::npos) << e;
+  EXPECT_NE(error_of(R"({"collectives": {}})").find("missing field \"version\""), std::string::npos);
+}
+
+TEST(TuningFile, UnknownCollectiveIsNamed) {
+  const std::string e = error_of(R"({"version": 1, "collectives": {"allreduse": []}})");
+  EXPECT_NE(e.find("collectives.allreduse: unknown collective"), std::string::npos) << e;
+}
+
+TEST(TuningFile, OverlappingRangesAreNamed) {
+  const std::string e = error_of(with_ranges(
+      R"({"from": 0, "to": 100, "path": "mpi"}, {"from": 50, "to": null, "path": "nccl"})"));
+  EXPECT_NE(e.find("collectives.allreduce[0].ranges[1]: overlaps"), std::string::npos) << e;
+}
+
+TEST(TuningFile, UnsortedRangesAreNamed) {
+  const std::string e = error_of(with_ranges(
+      R"({"from": 0, "to": 100, "path": "mpi"}, {"from": 200, "to": null, "path": "nccl"}, {"from": 100, "to": 200, "path": "mpi"})"));
+  EXPECT_NE(e.find("ranges[1]: leaves a gap"), std::string::npos) << e;
+  const std::string unsorted = error_of(with_ranges(
+      R"({"from": 0, "to": 100, "path": "mpi"}, {"from": 0, "to": null, "path": "nccl"})"));
+  EXPECT_NE(unsorted.find("ranges[1]: overlaps"), std::string::npos) << unsorted;
+  const std::string backwards = error_of(with_ranges(
+      R"({"from": 0, "to": 100, "path": "mpi"}, {"from": 100, "to": 200, "path": "mpi"}, {"from": 50, "to": null, "path": "nccl"})"));
+  EXPECT_NE(backwards.find("ranges[2]: ranges are not sorted"), std::string::npos) << backwards;
+}
+
+TEST(TuningFile, RangesMustCoverEverySize) {
+  EXPECT_NE(error_of(with_ranges(R"({"from": 8, "to": null, "path": "mpi"})")).find("ranges[0].from: the first range must start at 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_ranges(R"({"from": 0, "to": 64, "path": "mpi"})")).find("ranges[0].to: the last range must end with null"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_ranges("")).find("no ranges"), std::string::npos);
+  EXPECT_NE(error_of(with_ranges(R"({"from": 0, "to": 0, "path": "mpi"})")).find("empty range"), std::string::npos);
+}
+
+TEST(TuningFile, BadFieldValuesAreNamed) {
+  EXPECT_NE(error_of(with_ranges(R"({"from": 0, "to": null, "path": "gloo"})")).find("ranges[0].path: expected \"nccl\" or \"mpi\""),
+            std::string::npos);
+  EXPECT_NE(error_of(with_ranges(R"({"from": -1, "to": null, "path": "mpi"})")).find("ranges[0].from: expected a non-negative"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_ranges(R"({"from": 0, "to": null, "path": "mpi", "paht": 1})")).find("ranges[0].paht: unknown field"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"version": 1, "collectives": {"bcast": [{"comm_size": 0, "ranges": []}]}})").find("collectives.bcast[0].comm_size"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"version": 1, "collectives": {"bcast": [{"comm_size": 2, "topology": "rack", "ranges": []}]}})").find("collectives.bcast[0].topology"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"([1, 2])").find("expected an object"), std::string::npos);
+  EXPECT_NE(error_of("").find("line 1, column 1"), std::string::npos);
+}
+
+TEST(TuningFile, DuplicateRulesAreRefused) {
+  const std::string rule = R"({"comm_size": 4, "topology": "single_node", "ranges": [{"from": 0, "to": null, "path": "mpi"}]})";
+  const std::string e = error_of(R"({"version": 1, "collectives": {"gather": [)" + rule + "," + rule + "]}}");
+  EXPECT_NE(e.find("collectives.gather[1]: a second rule for comm_size 4"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace mcrp::tuning

@@ -1,0 +1,118 @@
+#include "tuning/selection.h"
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <tuple>
+
+namespace mcrp::tuning {
+namespace {
+
+// The latencies of both paths at one measured point; absent where a path was not measured.
+struct Point {
+  std::optional<double> latency[2];
+  const Measurement* row[2] = {nullptr, nullptr};
+};
+
+using GroupKey = std::tuple<int, int, int>;  // kind, comm_size, topology
+using Group = std::map<std::uint64_t, Point>;  // by message size
+
+std::map<GroupKey, Group> group(const std::vector<Measurement>& measurements) {
+  std::map<GroupKey, Group> groups;
+  for (const Measurement& m : measurements) {
+    GroupKey key{static_cast<int>(m.kind), m.comm_size, static_cast<int>(m.topology)};
+    Point& p = groups[key][m.bytes];
+    const int b = static_cast<int>(m.backend);
+    p.latency[b] = m.latency_us;
+    p.row[b] = &m;
+  }
+  return groups;
+}
+
+Backend faster(const Point& p) {
+  if (!p.latency[0]) return Backend::mpi;
+  if (!p.latency[1]) return Backend::nccl;
+  return *p.latency[1] < *p.latency[0] ? Backend::mpi : Backend::nccl;
+}
+
+std::vector<Range> choose_ranges(const Group& sizes, double margin) {
+  std::vector<Range> ranges;
+  for (const auto& [bytes, point] : sizes) {
+    if (ranges.empty()) {
+      ranges.push_back(Range{0, kUnknownSize, faster(point)});
+      continue;
+    }
+    const int current = static_cast<int>(ranges.back().backend);
+    const int other = 1 - current;
+    const bool switch_over = !point.latency[current] ||
+                             (point.latency[other] && *point.latency[current] > *point.latency[other] * (1 + margin));
+    if (switch_over) {
+      ranges.back().hi = bytes;
+      ranges.push_back(Range{bytes, kUnknownSize, static_cast<Backend>(other)});
+    }
+  }
+  return ranges;
+}
+
+}  // namespace
+
+Table build_table(const std::vector<Measurement>& measurements, double margin) {
+  Table table;
+  table.source = Source::tuning_file;
+  for (const auto& [key, sizes] : group(measurements)) {
+    const auto [kind, comm_size, topology] = key;
+    table.per_kind[kind].push_back(Rules{comm_size, static_cast<Topology>(topology), choose_ranges(sizes, margin)});
+  }
+  return table;
+}
+
+QualityReport judge_table(const std::vector<Measurement>& measurements, const Table& table) {
+  QualityReport report;
+  for (const auto& [key, sizes] : group(measurements)) {
+    const auto [kind, comm_size, topology] = key;
+    for (const auto& [bytes, point] : sizes) {
+      Query query{static_cast<CollKind>(kind), bytes, comm_size, static_cast<Topology>(topology)};
+      const int chosen = static_cast<int>(table.lookup(query).backend);
+      if (!point.latency[chosen]) {
+        ++report.unmeasured;
+        continue;
+      }
+      QualityPoint q;
+      q.chosen = *point.row[chosen];
+      q.best_us = *point.latency[static_cast<int>(faster(point))];
+      q.ratio = q.best_us > 0 ? *point.latency[chosen] / q.best_us : 1.0;
+      if (q.ratio > report.worst) report.worst = q.ratio;
+      report.points.push_back(q);
+    }
+  }
+  return report;
+}
+
+std::string format_quality(const QualityReport& report, double goal) {
+  std::string text;
+  char line[256];
+  const QualityPoint* worst = nullptr;
+  for (const QualityPoint& q : report.points) {
+    std::snprintf(line, sizeof line, "%-22s %6d ranks %-11s %12llu B  chosen %-4s %12.3f us  best %12.3f us  ratio %.3f\n",
+                  kind_name(q.chosen.kind), q.chosen.comm_size, topology_name(q.chosen.topology),
+                  static_cast<unsigned long long>(q.chosen.bytes), backend_name(q.chosen.backend), q.chosen.latency_us,
+                  q.best_us, q.ratio);
+    text += line;
+    if (worst == nullptr || q.ratio > worst->ratio) worst = &q;
+  }
+  if (worst == nullptr) {
+    text += "no measured points\n";
+    return text;
+  }
+  std::snprintf(line, sizeof line, "worst ratio %.3f (%s, %d ranks, %s, %llu B) over %zu points; goal <= %.2f: %s\n",
+                report.worst, kind_name(worst->chosen.kind), worst->chosen.comm_size,
+                topology_name(worst->chosen.topology), static_cast<unsigned long long>(worst->chosen.bytes),
+                report.points.size(), goal, report.worst <= goal ? "met" : "NOT met");
+  text += line;
+  if (report.unmeasured > 0) {
+    text += std::to_string(report.unmeasured) + " points skipped: the table picks a path not measured there\n";
+  }
+  return text;
+}
+
+}  // namespace mcrp::tuning

@@ -1,0 +1,35 @@
+// From measurements to thresholds, and back: choose per (collective, communicator size, topology)
+// the message-size ranges where each path wins, and judge a table against the measurements.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tuning/measurements.h"
+#include "tuning/table.h"
+
+namespace mcrp::tuning {
+
+// Walking sizes upwards, the chosen path changes only when the other path is more than `margin`
+// faster (0.05: 5 %), so near-ties do not make the table flip back and forth. The first size picks
+// the faster path; a new range starts at the first size where the switch happens.
+// Hence every measured point's chosen latency is within (1 + margin) of the best.
+Table build_table(const std::vector<Measurement>& measurements, double margin);
+
+struct QualityPoint {
+  Measurement chosen;     // the measurement of the path the table picks
+  double best_us = 0;     // the fastest path's latency at that point
+  double ratio = 1;       // chosen / best
+};
+
+struct QualityReport {
+  std::vector<QualityPoint> points;
+  int unmeasured = 0;     // points where the table picks a path that was not measured there
+  double worst = 1;       // the largest ratio (1 when there are no points)
+};
+
+QualityReport judge_table(const std::vector<Measurement>& measurements, const Table& table);
+
+// One line per point plus a summary naming the worst ratio and whether it meets `goal`.
+std::string format_quality(const QualityReport& report, double goal);
+
+}  // namespace mcrp::tuning
