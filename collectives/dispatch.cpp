@@ -98,6 +98,13 @@ std::uint64_t agreed_bytes(const Prepared& p) {
   }
 }
 
+std::uint64_t local_bytes(const Prepared& p) {
+  const bool receives = p.layout.recv.significant();
+  const BufferSide& side = receives ? p.layout.recv : p.layout.send;
+  const MPI_Count element = receives ? p.recv_type.size : p.send_type.size;
+  return static_cast<std::uint64_t>(side.total_count() * element);
+}
+
 // Argument checks the base MPI would do, needed before device pointers reach NCCL or staging.
 Status validate(const Prepared& p) {
   const CollCall& c = *p.call;
@@ -213,7 +220,8 @@ int route_device_aware(const CollCall& call, const BaseCall& base, Mode mode, MP
   if (memory.device) log_route(p, route, in.agreed_bytes);
   status = run_path(route.path, p, base, mode, request);
   if (config().stats) {
-    const std::uint64_t bytes = in.agreed_bytes == tuning::kUnknownSize ? 0 : in.agreed_bytes;
+    // Vector forms have no agreed size: count what this rank received (or sent, at a scatter root).
+    const std::uint64_t bytes = in.agreed_bytes != tuning::kUnknownSize ? in.agreed_bytes : local_bytes(p);
     stats::record(call.kind, route.path, bytes, std::chrono::duration<double>(Clock::now() - started).count());
   }
   return status.ok() ? MPI_SUCCESS : fail(call, p.size, status, request);
@@ -234,6 +242,11 @@ int guarded(const CollCall& call, MPI_Request* request, Fn&& body) {
 }  // namespace
 
 int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
+  // MPICH 4.0.2 does not check for a negative count and overwrites its stack: two compares here
+  // turn that into MPI_ERR_COUNT (vector counts are checked only on the device path).
+  if (call.sendcount < 0 || call.recvcount < 0) {
+    return fail(call, 0, Status(MPI_ERR_COUNT, "negative count"), request);
+  }
   if (!device::cuda_available() && !config().stats) return base(call.sendbuf, call.recvbuf, request);
   return guarded(call, request, [&] { return route_device_aware(call, base, mode, request); });
 }

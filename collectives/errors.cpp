@@ -31,8 +31,8 @@ Status already_raised(int mpi_code) { return Status(mpi_code, kAlreadyRaised); }
 
 int raise_error(MPI_Comm comm, CollKind kind, int comm_size, const Status& status) {
   if (status.message() == kAlreadyRaised) return status.error_class();
-  const std::string message = std::string("mcrpmpi: ") + mpi_name(kind) + " on a communicator of " +
-                              std::to_string(comm_size) + " ranks: " + status.message();
+  const std::string where = comm_size > 0 ? " on a communicator of " + std::to_string(comm_size) + " ranks" : "";
+  const std::string message = std::string("mcrpmpi: ") + mpi_name(kind) + where + ": " + status.message();
   const int code = code_for(status.error_class(), message);
   PMPI_Comm_call_errhandler(comm, code);
   return code;

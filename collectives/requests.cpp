@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "collectives/errors.h"
+#include "collectives/progress.h"
 #include "device/cuda_runtime.h"
 
 namespace mcrp {
@@ -55,6 +56,24 @@ int poll(void* state, MPI_Status*) {
   return MPI_SUCCESS;
 }
 
+// MPICH requires a wait function (it rejects a null one) and calls it from MPI_Wait* for requests of
+// this kind. It returns once every op given has completed, polling them and driving the base MPI's
+// progress in between (guarantee 3); the ops complete on their own (GPU events, inner base-MPI
+// requests they test themselves), so waiting for all of them cannot block on the caller.
+int wait_all(int count, void** states, double, MPI_Status* status) {
+  for (;;) {
+    bool all_done = true;
+    for (int i = 0; i < count; ++i) {
+      auto* g = static_cast<Generalized*>(states[i]);
+      poll(g, status);
+      std::lock_guard<std::mutex> lock(g->mutex);
+      all_done = all_done && !g->op;
+    }
+    if (all_done) return MPI_SUCCESS;
+    drive_mpi_progress();
+  }
+}
+
 }  // namespace
 
 Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, CollKind kind, MPI_Request* request) {
@@ -64,7 +83,7 @@ Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, CollKind ki
   // Hold the lock until the handle is known, so no poll can complete an unnamed request.
   std::unique_lock<std::mutex> lock(g->mutex);
   g->op = std::move(op);
-  const int rc = PMPIX_Grequest_start(query, release, cancel, poll, nullptr, g, &g->handle);
+  const int rc = PMPIX_Grequest_start(query, release, cancel, poll, wait_all, g, &g->handle);
   if (rc != MPI_SUCCESS) {
     lock.unlock();
     delete g;
@@ -90,7 +109,7 @@ Status query_event(cudaEvent_t event, bool* done) {
 
 Status start_completed(MPI_Request* request) {
   auto* g = new Generalized;
-  const int rc = PMPIX_Grequest_start(query, release, cancel, nullptr, nullptr, g, request);
+  const int rc = PMPIX_Grequest_start(query, release, cancel, poll, wait_all, g, request);
   if (rc != MPI_SUCCESS) {
     delete g;
     *request = MPI_REQUEST_NULL;

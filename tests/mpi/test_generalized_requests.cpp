@@ -1,0 +1,163 @@
+// The machinery behind device-buffer nonblocking collectives, exercised without a GPU: operations
+// wrapped by mcrp::start_generalized (MPIX_Grequest_start with a poll function) must complete through
+// every Wait/Test call, in one array with the base MPI's own requests; an op may drive an inner
+// base-MPI request from inside the poll function (the staged path does exactly that); a failing op
+// reports its error through the request; and buffers are released before completion is visible.
+#include <mpi.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/requests.h"
+#include "tests/mpi/check.h"
+
+namespace {
+
+mcrp_test::Checker g_check;
+std::atomic<int> g_live_ops{0};  // ops not yet destroyed
+
+// Completes after `polls` calls of progress(); counts itself so tests can see it was released.
+class CountdownOp : public mcrp::AsyncOp {
+ public:
+  explicit CountdownOp(int polls) : left_(polls) { ++g_live_ops; }
+  ~CountdownOp() override { --g_live_ops; }
+  mcrp::Status progress(bool* done) override {
+    *done = --left_ <= 0;
+    return {};
+  }
+
+ private:
+  int left_;
+};
+
+// Owns an inner base-MPI allreduce and tests it from progress(), as the staged path's op does.
+class InnerAllreduceOp : public mcrp::AsyncOp {
+ public:
+  InnerAllreduceOp(MPI_Comm comm, int value) : in_(value), out_(-1) {
+    ++g_live_ops;
+    PMPI_Iallreduce(&in_, &out_, 1, MPI_INT, MPI_SUM, comm, &inner_);
+  }
+  ~InnerAllreduceOp() override { --g_live_ops; }
+  mcrp::Status progress(bool* done) override {
+    int flag = 0;
+    if (PMPI_Test(&inner_, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) return mcrp::Status(MPI_ERR_OTHER, "inner test failed");
+    if (flag) {
+      *result_ = out_;
+      *done = true;
+    }
+    return {};
+  }
+  int* result_ = nullptr;
+
+ private:
+  int in_, out_;
+  MPI_Request inner_ = MPI_REQUEST_NULL;
+};
+
+class FailingOp : public mcrp::AsyncOp {
+ public:
+  mcrp::Status progress(bool*) override { return mcrp::Status(MPI_ERR_OTHER, "injected failure"); }
+};
+
+MPI_Request start(std::unique_ptr<mcrp::AsyncOp> op, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const mcrp::Status status = mcrp::start_generalized(std::move(op), comm, mcrp::CollKind::allreduce, &request);
+  g_check.check(status.ok() && request != MPI_REQUEST_NULL, "start_generalized returns a request");
+  return request;
+}
+
+void wait_and_test_single(MPI_Comm comm) {
+  MPI_Request r = start(std::make_unique<CountdownOp>(5), comm);
+  g_check.check(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && r == MPI_REQUEST_NULL, "MPI_Wait completes an op");
+  r = start(std::make_unique<CountdownOp>(3), comm);
+  int flag = 0, tests = 0;
+  while (!flag && tests < 100000) {
+    MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    ++tests;
+  }
+  g_check.check(flag && r == MPI_REQUEST_NULL, "MPI_Test loop completes an op");
+  g_check.check(g_live_ops.load() == 0, "ops are released before completion is visible");
+}
+
+// Library requests mixed with point-to-point requests and MPI_REQUEST_NULL.
+void mixed_arrays(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int sent = 100 + rank, received = -1, sum = -1;
+  std::vector<MPI_Request> requests(5, MPI_REQUEST_NULL);
+  requests[0] = start(std::make_unique<CountdownOp>(4), comm);
+  MPI_Irecv(&received, 1, MPI_INT, left, 7, comm, &requests[1]);
+  // requests[2] stays MPI_REQUEST_NULL
+  auto inner = std::make_unique<InnerAllreduceOp>(comm, rank + 1);
+  inner->result_ = &sum;
+  requests[3] = start(std::move(inner), comm);
+  MPI_Isend(&sent, 1, MPI_INT, right, 7, comm, &requests[4]);
+  std::vector<MPI_Status> statuses(requests.size());
+  g_check.check(MPI_Waitall(5, requests.data(), statuses.data()) == MPI_SUCCESS, "Waitall over a mixed array");
+  g_check.check(received == 100 + left && statuses[1].MPI_SOURCE == left && statuses[1].MPI_TAG == 7,
+                "p2p status in a mixed Waitall");
+  g_check.check(sum == size * (size + 1) / 2, "inner base request driven from the poll function");
+
+  // Waitany / Testsome / Testany over another mixed set.
+  requests.assign(3, MPI_REQUEST_NULL);
+  requests[0] = start(std::make_unique<CountdownOp>(2), comm);
+  requests[2] = start(std::make_unique<CountdownOp>(6), comm);
+  int index = -1, completed = 0;
+  for (int i = 0; i < 2; ++i) {
+    MPI_Waitany(3, requests.data(), &index, MPI_STATUS_IGNORE);
+    completed += index == 0 || index == 2;
+  }
+  MPI_Waitany(3, requests.data(), &index, MPI_STATUS_IGNORE);
+  g_check.check(completed == 2 && index == MPI_UNDEFINED, "Waitany completes each library request once");
+
+  requests.assign(2, MPI_REQUEST_NULL);
+  requests[0] = start(std::make_unique<CountdownOp>(3), comm);
+  requests[1] = start(std::make_unique<CountdownOp>(3), comm);
+  int outcount = 0, total = 0, indices[2];
+  for (int spins = 0; total < 2 && spins < 100000; ++spins) {
+    MPI_Testsome(2, requests.data(), &outcount, indices, MPI_STATUSES_IGNORE);
+    if (outcount != MPI_UNDEFINED) total += outcount;
+  }
+  g_check.check(total == 2, "Testsome completes library requests");
+  int flag = 0;
+  MPI_Testany(2, requests.data(), &index, &flag, MPI_STATUS_IGNORE);
+  g_check.check(flag && index == MPI_UNDEFINED, "Testany on completed requests reports none active");
+}
+
+// The op's error goes through its communicator's handler when it happens; MPI_Wait then raises the
+// request's error on MPI_COMM_WORLD (a generalized request has no communicator), so both return here.
+void failures_reach_the_request(MPI_Comm comm) {
+  MPI_Comm quiet;
+  MPI_Comm_dup(comm, &quiet);
+  MPI_Comm_set_errhandler(quiet, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Request r = MPI_REQUEST_NULL;
+  mcrp::start_generalized(std::make_unique<FailingOp>(), quiet, mcrp::CollKind::allreduce, &r);
+  // MPI_Wait reports the error in its return code (it does not set status.MPI_ERROR).
+  const int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+  int error_class = MPI_SUCCESS;
+  MPI_Error_class(rc, &error_class);
+  g_check.check(rc != MPI_SUCCESS, "a failing op makes Wait report an error");
+  g_check.check(error_class == MPI_ERR_OTHER, "the error keeps its class (got " + std::to_string(error_class) + ")");
+  g_check.check(r == MPI_REQUEST_NULL, "a failed request is still released");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm_free(&quiet);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  wait_and_test_single(MPI_COMM_WORLD);
+  mixed_arrays(MPI_COMM_WORLD);
+  failures_reach_the_request(MPI_COMM_WORLD);
+  g_check.check(g_live_ops.load() == 0, "no op outlives its request");
+  const int rc = g_check.finish(MPI_COMM_WORLD, "test_generalized_requests");
+  MPI_Finalize();
+  return rc;
+}
