@@ -35,7 +35,7 @@ is_ready() {
   "$vpy" -c "import numpy, mpi4py; assert mpi4py.__version__ == '$mpi4py_version'" 2>/dev/null || return 1
   local ext
   ext=$(mpi4py_extension)
-  [ -n "$ext" ] && ldd "$ext" | grep -q 'libmpich\.so\.12'
+  [ -n "$ext" ] && ldd "$ext" | grep 'libmpich\.so\.12' >/dev/null
 }
 
 if is_ready; then
@@ -64,7 +64,7 @@ mv "$sdist_dir/mpi4py-$mpi4py_version/test" "$suite_dir"
 rmdir "$sdist_dir/mpi4py-$mpi4py_version"
 
 ext=$(mpi4py_extension)
-if ! ldd "$ext" | grep -q 'libmpich\.so\.12'; then
+if ! ldd "$ext" | grep 'libmpich\.so\.12' >/dev/null; then
   echo "setup-python: $ext does not link libmpich.so.12:" >&2
   ldd "$ext" >&2
   exit 1

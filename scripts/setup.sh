@@ -9,7 +9,7 @@ build=${MCRPMPI_BUILD_DIR:-$root/build}
 packages="build-essential cmake pkg-config mpich libmpich-dev libhwloc-dev libgtest-dev
           nlohmann-json3-dev libcli11-dev"
 missing=""
-for p in $packages; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done
+for p in $packages; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "ok installed" >/dev/null || missing="$missing $p"; done
 if [ -n "$missing" ]; then
   echo "setup: installing$missing"
   export DEBIAN_FRONTEND=noninteractive
