@@ -10,3 +10,5 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/mcrpmpiConfig.cmake ${CMAKE_CURRENT_BI
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mcrpmpi)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/mcrpmpi.pc.in ${CMAKE_CURRENT_BINARY_DIR}/mcrpmpi.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/mcrpmpi.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# The run wrapper finds the library in ../lib next to itself once installed.
+install(PROGRAMS ${CMAKE_CURRENT_LIST_DIR}/../scripts/mcrpmpirun DESTINATION ${CMAKE_INSTALL_BINDIR})

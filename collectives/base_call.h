@@ -1,10 +1,14 @@
-// The base MPI's own entry point for the call being routed, as a non-owning callable whose buffer
-// arguments can be replaced (the staged path passes host copies). The pmpi/ wrappers build it from a
-// lambda; see pmpi/collectives.def for why the lambda's parameters shadow the user's buffers.
+// The base MPI's own entry point for the call being routed, as a non-owning callable whose buffer,
+// datatype and op arguments can be replaced: the staged path passes host copies of the buffers, and
+// fp16 reductions get a substitute type and op (collectives/half_reduction.h). The pmpi/ wrappers
+// build it from a lambda whose parameters shadow the user's sendbuf, recvbuf, request, datatype and
+// op; see pmpi/collectives.def.
 #pragma once
 #include <mpi.h>
 
-#include <utility>
+#include <functional>
+
+#include "collectives/call.h"
 
 namespace mcrp {
 
@@ -12,17 +16,25 @@ class BaseCall {
  public:
   template <typename Fn>
   explicit BaseCall(Fn& fn)
-      : target_(&fn), invoke_([](void* target, const void* s, void* r, MPI_Request* q) {
-          return (*static_cast<Fn*>(target))(s, r, q);
+      : target_(&fn), invoke_([](void* target, const void* s, void* r, MPI_Request* q, MPI_Datatype t, MPI_Op o) {
+          return (*static_cast<Fn*>(target))(s, r, q, t, o);
         }) {}
 
-  int operator()(const void* sendbuf, void* recvbuf, MPI_Request* request = nullptr) const {
-    return invoke_(target_, sendbuf, recvbuf, request);
+  int operator()(const void* sendbuf, void* recvbuf, MPI_Request* request, MPI_Datatype datatype, MPI_Op op) const {
+    return invoke_(target_, sendbuf, recvbuf, request, datatype, op);
   }
 
  private:
   void* target_;
-  int (*invoke_)(void*, const void*, void*, MPI_Request*);
+  int (*invoke_)(void*, const void*, void*, MPI_Request*, MPI_Datatype, MPI_Op);
 };
+
+// A base call that outlives the wrapper (persistent requests run it at every MPI_Start).
+using OwnedBaseCall = std::function<int(const void*, void*, MPI_Request*, MPI_Datatype, MPI_Op)>;
+
+// Calls the base MPI for `call` on the given buffers. The datatype and op are the caller's, except
+// for fp16 reductions, which the base MPI cannot do itself (see half_reduction.h).
+int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, void* recvbuf,
+              MPI_Request* request = nullptr);
 
 }  // namespace mcrp

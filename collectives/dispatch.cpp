@@ -151,7 +151,7 @@ Status run_path(Path path, const Prepared& p, const BaseCall& base, Mode mode, M
   const bool nonblocking = mode == Mode::nonblocking;
   switch (path) {
     case Path::mpi: {
-      const int rc = base(p.call->sendbuf, p.call->recvbuf, request);
+      const int rc = call_base(base, *p.call, p.call->sendbuf, p.call->recvbuf, request);
       return rc == MPI_SUCCESS ? Status() : already_raised(rc);
     }
     case Path::staged:
@@ -191,7 +191,7 @@ int route_device_aware(const CollCall& call, const BaseCall& base, Mode mode, MP
   Prepared p;
   LocalMemory memory;
   bool is_inter = false;
-  if (!locate_call(call, p, &memory, &is_inter)) return base(call.sendbuf, call.recvbuf, request);
+  if (!locate_call(call, p, &memory, &is_inter)) return call_base(base, call, call.sendbuf, call.recvbuf, request);
 
   RouteInput in;
   in.kind = call.kind;
@@ -247,17 +247,17 @@ int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Re
   if (call.sendcount < 0 || call.recvcount < 0) {
     return fail(call, 0, Status(MPI_ERR_COUNT, "negative count"), request);
   }
-  if (!device::cuda_available() && !config().stats) return base(call.sendbuf, call.recvbuf, request);
+  if (!device::cuda_available() && !config().stats) return call_base(base, call, call.sendbuf, call.recvbuf, request);
   return guarded(call, request, [&] { return route_device_aware(call, base, mode, request); });
 }
 
 int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCall blocking, MPI_Request* request) {
-  if (!device::cuda_available()) return init(call.sendbuf, call.recvbuf, request);
+  if (!device::cuda_available()) return call_base(init, call, call.sendbuf, call.recvbuf, request);
   return guarded(call, request, [&] {
     Prepared p;
     LocalMemory memory;
     bool is_inter = false;
-    if (!locate_call(call, p, &memory, &is_inter) || !memory.device) return init(call.sendbuf, call.recvbuf, request);
+    if (!locate_call(call, p, &memory, &is_inter) || !memory.device) return call_base(init, call, call.sendbuf, call.recvbuf, request);
     Status status = validate(p);
     if (status.ok()) status = create_persistent(call, std::move(blocking), request);
     return status.ok() ? MPI_SUCCESS : fail(call, p.size, status, request);

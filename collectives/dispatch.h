@@ -18,7 +18,6 @@ enum class Mode {
 };
 
 // A base call that outlives the wrapper (a persistent request's blocking entry point).
-using OwnedBaseCall = std::function<int(const void*, void*, MPI_Request*)>;
 
 // Blocking and nonblocking forms. In nonblocking mode *request receives the base MPI's request
 // (host buffers) or a generalized request the library completes (device buffers; see requests.h).

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "collectives/config.h"
+#include "collectives/half_reduction.h"
 #include "collectives/nccl_comm.h"
 #include "collectives/progress.h"
 #include "collectives/stats.h"
@@ -42,6 +43,7 @@ void before_finalize() {
   stats::report(MPI_COMM_WORLD);
   release_world_nccl_comm();
   release_progress_comm();
+  release_half_reduction();
   if (device::cuda_available()) device::release_cached_buffers();
 }
 

@@ -123,13 +123,13 @@ Status run_staged(const Prepared& p, const BaseCall& base, bool copy) {
   MpiProgress progress;
   if (!copy) {  // CUDA-aware base MPI: only make prior device work visible first
     MCRP_TRY(device::wait_stream(stream, progress));
-    const int rc = base(p.call->sendbuf, p.call->recvbuf);
+    const int rc = call_base(base, *p.call, p.call->sendbuf, p.call->recvbuf);
     return rc == MPI_SUCCESS ? Status() : already_raised(rc);
   }
   StagedCall staged(p);
   MCRP_TRY(staged.stage_in(stream));
   MCRP_TRY(device::wait_stream(stream, progress));
-  const int rc = base(staged.send_argument(), staged.recv_argument());
+  const int rc = call_base(base, *p.call, staged.send_argument(), staged.recv_argument());
   if (rc != MPI_SUCCESS) return already_raised(rc);
   MCRP_TRY(staged.stage_out(stream));
   return device::wait_stream(stream, progress);
@@ -144,8 +144,8 @@ Status start_staged(const Prepared& p, const BaseCall& base, bool copy, MPI_Requ
   // The copies in (or, CUDA-aware, the application's prior device work) finish before the base
   // MPI starts reading: it has no way to wait on a stream.
   MCRP_TRY(device::wait_stream(stream, progress));
-  const int rc = copy ? base(op->staged().send_argument(), op->staged().recv_argument(), op->inner())
-                      : base(p.call->sendbuf, p.call->recvbuf, op->inner());
+  const int rc = copy ? call_base(base, *p.call, op->staged().send_argument(), op->staged().recv_argument(), op->inner())
+                      : call_base(base, *p.call, p.call->sendbuf, p.call->recvbuf, op->inner());
   if (rc != MPI_SUCCESS) return already_raised(rc);
   return start_generalized(std::move(op), p.call->comm, p.call->kind, request);
 }

@@ -11,13 +11,16 @@
 
 #define MCRP_UNPAREN(...) __VA_ARGS__
 
-// The base MPI's entry point as a lambda whose sendbuf/recvbuf/request parameters shadow the user's
-// (so the staged path can substitute host copies and its own inner request) -- ARGS then names the
-// right buffers in both places. The variadic tail is what the form adds after ARGS: nothing,
-// `, request`, or `, info, request`.
-#define MCRP_BASE_LAMBDA(PNAME, ARGS, ...)                                  \
-  [&]([[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf, \
-      [[maybe_unused]] MPI_Request* request) { return PNAME(MCRP_UNPAREN ARGS __VA_ARGS__); }
+// The base MPI's entry point as a lambda whose sendbuf/recvbuf/request/datatype/op parameters shadow
+// the user's (so the staged path can substitute host copies and its own inner request, and fp16
+// reductions a substitute type and op) -- ARGS then names the right values in both places. The
+// variadic tail is what the form adds after ARGS: nothing, `, request`, or `, info, request`.
+#define MCRP_BASE_PARAMETERS                                                                      \
+  [[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf,                           \
+      [[maybe_unused]] MPI_Request* request, [[maybe_unused]] MPI_Datatype datatype, \
+      [[maybe_unused]] MPI_Op op
+#define MCRP_BASE_LAMBDA(PNAME, ARGS, ...) \
+  [&](MCRP_BASE_PARAMETERS) { return PNAME(MCRP_UNPAREN ARGS __VA_ARGS__); }
 
 #define MCRP_BLOCKING_WRAPPER(NAME, kind, PARAMS, ARGS)                                      \
   extern "C" int NAME(MCRP_UNPAREN PARAMS) {                                               \
@@ -37,8 +40,7 @@
 #define MCRP_PERSISTENT_WRAPPER(NAME, BLOCKING_NAME, kind, PARAMS, ARGS)                                      \
   extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Info info, MPI_Request* request) {                           \
     auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, , info, request);                                           \
-    mcrp::OwnedBaseCall blocking = [=]([[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf, \
-                                       MPI_Request*) { return P##BLOCKING_NAME ARGS; };                      \
+    mcrp::OwnedBaseCall blocking = [=](MCRP_BASE_PARAMETERS) { return P##BLOCKING_NAME ARGS; };            \
     return mcrp::run_persistent_init(mcrp::describe::kind ARGS, mcrp::BaseCall(base), std::move(blocking),  \
                                      request);                                                               \
   }

@@ -38,13 +38,24 @@ is_ready() {
   [ -n "$ext" ] && ldd "$ext" | grep 'libmpich\.so\.12' >/dev/null
 }
 
+# System-wide CuPy / PyTorch (a GPU machine's) stay visible to the GPU tests; the venv's own NumPy
+# and mpi4py come first on sys.path. MCRPMPI_PYTHON_SYSTEM_SITE=0 isolates the venv fully.
+system_site=$([ "${MCRPMPI_PYTHON_SYSTEM_SITE:-1}" = 1 ] && echo true || echo false)
+if [ -f "$venv/pyvenv.cfg" ]; then
+  sed -i "s/^include-system-site-packages = .*/include-system-site-packages = $system_site/" "$venv/pyvenv.cfg"
+fi
+
 if is_ready; then
   echo "setup-python: $venv is ready (mpi4py $mpi4py_version against $(ldd "$(mpi4py_extension)" | grep -o '/[^ ]*libmpich\.so\.12'))"
   exit 0
 fi
 
 command -v mpicc >/dev/null || { echo "setup-python: mpicc not found (run scripts/setup.sh first)" >&2; exit 1; }
-[ -x "$vpy" ] || "$python" -m venv "$venv"
+if [ ! -x "$vpy" ]; then
+  venv_options=()
+  [ "$system_site" = true ] && venv_options+=(--system-site-packages)
+  "$python" -m venv "${venv_options[@]}" "$venv"
+fi
 "$vpy" -m pip install -q --upgrade pip setuptools wheel
 "$vpy" -m pip install -q "$numpy_spec"
 

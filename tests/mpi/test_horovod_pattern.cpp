@@ -20,7 +20,7 @@
 
 #include "tests/gpu/device_memory.h"
 #include "tests/mpi/check.h"
-#include "tests/mpi/half_float.h"
+#include "collectives/half_float.h"
 #include "tests/mpi/memory_space.h"
 
 namespace {
@@ -34,7 +34,7 @@ void half_sum(void* in, void* inout, int* len, MPI_Datatype*) {
   auto* a = static_cast<const std::uint16_t*>(in);
   auto* b = static_cast<std::uint16_t*>(inout);
   for (int i = 0; i < *len; ++i) {
-    b[i] = mcrp_test::float_to_half(mcrp_test::half_to_float(a[i]) + mcrp_test::half_to_float(b[i]));
+    b[i] = mcrp::float_to_half(mcrp::half_to_float(a[i]) + mcrp::half_to_float(b[i]));
   }
 }
 
@@ -217,10 +217,10 @@ class BackgroundLoop {
   void fp16_allreduce(bool in_place) {
     std::vector<std::uint16_t> mine(n_), want(n_);
     for (int i = 0; i < n_; ++i) {
-      mine[i] = mcrp_test::float_to_half(element(me_, i, step_));
+      mine[i] = mcrp::float_to_half(element(me_, i, step_));
       float sum = 0.0f;
       for (int q = 0; q < size_; ++q) sum += element(q, i, step_);
-      want[i] = mcrp_test::float_to_half(sum);
+      want[i] = mcrp::float_to_half(sum);
     }
     SpaceBuffer<std::uint16_t> send(space_, mine);
     SpaceBuffer<std::uint16_t> recv(space_, in_place ? mine : std::vector<std::uint16_t>(n_, 0xffffu));

