@@ -33,7 +33,10 @@ bool probe_single_rank_allgatherv() {
 
 BaseMpiQuirks BaseMpiQuirks::detect() {
   BaseMpiQuirks quirks;
-  quirks.inplace_reduce_at_nonzero_root_crashes = is_mpich_4_0() && !device_collectives_disabled();
+  // The library avoids this one itself (collectives/base_call.cpp); it answers 1 to the CUDA query.
+  const bool library_present = MPIX_Query_cuda_support() == 1;
+  quirks.inplace_reduce_at_nonzero_root_crashes =
+      is_mpich_4_0() && !device_collectives_disabled() && !library_present;
   quirks.single_rank_allgatherv_ignores_displs = probe_single_rank_allgatherv();
   return quirks;
 }
