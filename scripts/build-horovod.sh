@@ -1,26 +1,71 @@
 #!/usr/bin/env bash
-# Builds Horovod 0.28.1 from its PyPI sdist into the Python venv, for a GPU machine that has
-# PyTorch (with CUDA) and the base MPICH: GPU operations set to MPI, so Horovod's allreduce,
-# allgather, broadcast and alltoall on CUDA tensors are MPI calls on device pointers, which
-# libmcrpmpi routes to NCCL. Horovod's own NCCL support stays off, on purpose.
+# Builds Horovod 0.28.1 from its PyPI sdist into a Python venv that has PyTorch, against the base
+# MPICH, with Horovod's collectives set to MPI (its NCCL and Gloo stay off, on purpose):
+#   - torch.cuda.is_available(): HOROVOD_GPU_OPERATIONS=MPI, so allreduce/allgather/broadcast/
+#     alltoall on CUDA tensors are MPI calls on device pointers, which libmcrpmpi routes to NCCL;
+#   - otherwise (CPU machine): HOROVOD_CPU_OPERATIONS=MPI only.
+# Set HOROVOD_GPU_OPERATIONS / HOROVOD_CPU_OPERATIONS yourself to override that choice.
 #
-#   scripts/build-horovod.sh            (after scripts/setup-python.sh; needs torch importable)
-#   scripts/mcrpmpirun --stats -n 2 python your_horovod_script.py
+#   scripts/build-horovod.sh [--force]      (needs torch importable from the venv python)
+#   scripts/mcrpmpirun --stats -n 2 "$python" examples/horovod_train.py
 #
-# Not run in CI: it needs torch, which is not installed there. Record the outcome (or the errors
-# and the smallest patch) in the README.
+# Python: $MCRPMPI_PYTHON, else $MCRPMPI_BUILD_DIR/python-venv/bin/python (default build/).
+# Work files (sdist, patched source tree with its incremental build, log) go to
+# $MCRPMPI_BUILD_DIR/horovod. Idempotent: returns at once when horovod 0.28.1 with MPI imports.
+#
+# Patch: Horovod 0.28.1 compiles its PyTorch extension as C++14
+# (horovod/torch/CMakeLists.txt: set(CMAKE_CXX_STANDARD 14)); PyTorch >= 2.1 headers need C++17
+# (unpatched, the first error is c10/util/StringUtil.h: 'is_enum_v' is not a member of 'std',
+# then 'std::optional' / 'std::string_view' "only available from C++17 onwards"). One sed sets 17.
+#
+# Not run in CI: it needs torch, which is not installed there.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MCRPMPI_BUILD_DIR:-$root/build}
-vpy=$build/python-venv/bin/python
-[ -x "$vpy" ] || { echo "build-horovod: no venv at $build/python-venv (run scripts/setup-python.sh)" >&2; exit 1; }
-"$vpy" -c "import torch" 2>/dev/null || { echo "build-horovod: torch is not importable from $vpy" >&2; exit 1; }
-command -v cmake >/dev/null && command -v mpicc >/dev/null || { echo "build-horovod: needs cmake and mpicc" >&2; exit 1; }
+vpy=${MCRPMPI_PYTHON:-$build/python-venv/bin/python}
+version=0.28.1
+work=$build/horovod
+log=$work/build.log
+force=0
+[ "${1:-}" = "--force" ] && force=1
 
+die() { echo "build-horovod: $*" >&2; exit 1; }
+[ -x "$vpy" ] || die "no python at $vpy (set MCRPMPI_PYTHON or run scripts/setup-python.sh)"
+"$vpy" -c "import torch" 2>/dev/null || die "torch is not importable from $vpy"
+command -v cmake >/dev/null && command -v mpicc >/dev/null || die "needs cmake and mpicc on PATH"
+
+report() {
+  "$vpy" -c "import torch, horovod.torch as hvd; print('horovod', hvd.__version__, 'torch', torch.__version__, \
+'mpi_built', hvd.mpi_built(), 'cuda_built', hvd.cuda_built(), 'nccl_built', hvd.nccl_built(), 'gloo_built', hvd.gloo_built())"
+}
+if [ "$force" = 0 ] && "$vpy" -c "import horovod.torch as hvd; assert hvd.__version__ == '$version' and hvd.mpi_built()" 2>/dev/null; then
+  echo "build-horovod: already installed"; report; exit 0
+fi
+
+# Source: the PyPI sdist, unpacked once; the patch is applied to the unpacked tree (idempotent sed).
+mkdir -p "$work"
+src=$work/horovod-$version
+if [ ! -f "$src/setup.py" ]; then
+  "$vpy" -m pip download --quiet --no-binary :all: --no-deps --dest "$work" "horovod==$version"
+  tar xzf "$work/horovod-$version.tar.gz" -C "$work"
+fi
+sed -i 's/^\(\s*\)set(CMAKE_CXX_STANDARD 14)$/\1set(CMAKE_CXX_STANDARD 17)/' "$src/horovod/torch/CMakeLists.txt"
+grep -q 'set(CMAKE_CXX_STANDARD 17)' "$src/horovod/torch/CMakeLists.txt" || die "C++17 patch did not apply"
+
+export MPICC=${MPICC:-mpicc}
 export HOROVOD_WITH_PYTORCH=1 HOROVOD_WITHOUT_TENSORFLOW=1 HOROVOD_WITHOUT_MXNET=1 HOROVOD_WITHOUT_GLOO=1
-export HOROVOD_WITH_MPI=1 HOROVOD_GPU_OPERATIONS=MPI HOROVOD_CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-export MAKEFLAGS="-j$(nproc)"
-# --no-build-isolation: Horovod's setup.py must see the installed torch to build its extension.
-"$vpy" -m pip install -v --no-build-isolation --no-cache-dir "horovod[pytorch]==0.28.1" 2>&1 |
-  tee "$build/horovod-build.log" | grep -E "error|Error|Successfully" || true
-"$vpy" -c "import horovod.torch as hvd; print('horovod', hvd.__version__, 'mpi built:', hvd.mpi_built(), 'gpu ops MPI')"
+export HOROVOD_WITH_MPI=1 HOROVOD_CPU_OPERATIONS=${HOROVOD_CPU_OPERATIONS:-MPI}
+if [ -z "${HOROVOD_GPU_OPERATIONS:-}" ] && "$vpy" -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
+  export HOROVOD_GPU_OPERATIONS=MPI
+fi
+[ -n "${HOROVOD_GPU_OPERATIONS:-}" ] && export HOROVOD_CUDA_HOME=${HOROVOD_CUDA_HOME:-${CUDA_HOME:-/usr/local/cuda}}
+export MAKEFLAGS=${MAKEFLAGS:--j$(nproc)}
+echo "build-horovod: CPU ops ${HOROVOD_CPU_OPERATIONS}, GPU ops ${HOROVOD_GPU_OPERATIONS:-none}; log $log"
+
+# --no-build-isolation: setup.py must see the installed torch; a local directory builds in-tree,
+# so a second run after a failure only recompiles what changed.
+if ! "$vpy" -m pip install -v --no-build-isolation --no-cache-dir "$src" >"$log" 2>&1; then
+  grep -m 20 -E '(error|Error):' "$log" >&2 || true
+  die "pip install failed; full log in $log"
+fi
+report
