@@ -17,6 +17,7 @@ import sys
 
 try:
     import torch
+    import horovod
     import horovod.torch as hvd
 except ImportError as error:  # not installed here: a skip, not a failure
     print(f"horovod_train: SKIP: {error}", file=sys.stderr)
@@ -61,7 +62,7 @@ def main():
     optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
 
     if hvd.rank() == 0:
-        print(f"horovod {hvd.__version__} torch {torch.__version__} size {hvd.size()} device {device} "
+        print(f"horovod {horovod.__version__} torch {torch.__version__} size {hvd.size()} device {device} "
               f"mpi_enabled {hvd.mpi_enabled()} cuda_built {hvd.cuda_built()} nccl_built {hvd.nccl_built()}")
     for step, (x, y) in enumerate(synthetic_shard(args.steps, args.batch_size, args.seed, hvd.rank())):
         x, y = x.to(device), y.to(device)
@@ -75,11 +76,11 @@ def main():
         gathered = hvd.allgather(detached, name="outputs")  # (size * batch, 4)
         # Uneven splits on purpose: rank r sends r + 1 rows to each peer (alltoallv underneath).
         splits = torch.full((hvd.size(),), hvd.rank() + 1, dtype=torch.int32)
-        exchanged = hvd.alltoall(detached[: int(splits.sum())], splits=splits, name="exchange")
+        exchanged, received_splits = hvd.alltoall(detached[: int(splits.sum())], splits=splits, name="exchange")
         mean_loss = hvd.allreduce(loss.detach(), name="loss")  # average is the default op
         if hvd.rank() == 0:
-            print(f"step {step:2d} loss {mean_loss.item():.8f} allgather_sum {gathered.sum().item():.6f} "
-                  f"alltoall_rows {exchanged.shape[0]} alltoall_sum {exchanged.sum().item():.6f}")
+            print(f"step {step:2d} loss {mean_loss.item():.9g} allgather_sum {gathered.sum().item():.6f} "
+                  f"alltoall_received {received_splits.tolist()} alltoall_sum {exchanged.sum().item():.6f}")
     hvd.shutdown()
 
 

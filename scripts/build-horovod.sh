@@ -13,10 +13,13 @@
 # Work files (sdist, patched source tree with its incremental build, log) go to
 # $MCRPMPI_BUILD_DIR/horovod. Idempotent: returns at once when horovod 0.28.1 with MPI imports.
 #
-# Patch: Horovod 0.28.1 compiles its PyTorch extension as C++14
-# (horovod/torch/CMakeLists.txt: set(CMAKE_CXX_STANDARD 14)); PyTorch >= 2.1 headers need C++17
-# (unpatched, the first error is c10/util/StringUtil.h: 'is_enum_v' is not a member of 'std',
-# then 'std::optional' / 'std::string_view' "only available from C++17 onwards"). One sed sets 17.
+# Patch: Horovod 0.28.1 compiles its PyTorch extension as C++14 (horovod/torch/CMakeLists.txt:
+# set(CMAKE_CXX_STANDARD 14)); today's PyTorch headers need more. Unpatched, against torch 2.15.0
+# the first error is c10/util/StringUtil.h:65: 'is_enum_v' is not a member of 'std' (then
+# 'std::optional' / 'std::string_view' "only available from C++17 onwards"); with C++17 it is
+# c10/core/DispatchKeySet.h:445: 'bit_width' is not a member of 'std' and c10/util/intrusive_ptr.h:
+# 'strong_ordering' in namespace 'std' does not name a type (C++20). One sed sets the standard that
+# torch's own cpp_extension uses for extensions (-std=c++20 or -std=c++17, read from its source).
 #
 # Not run in CI: it needs torch, which is not installed there.
 set -euo pipefail
@@ -35,10 +38,10 @@ die() { echo "build-horovod: $*" >&2; exit 1; }
 command -v cmake >/dev/null && command -v mpicc >/dev/null || die "needs cmake and mpicc on PATH"
 
 report() {
-  "$vpy" -c "import torch, horovod.torch as hvd; print('horovod', hvd.__version__, 'torch', torch.__version__, \
+  "$vpy" -c "import torch, horovod, horovod.torch as hvd; print('horovod', horovod.__version__, 'torch', torch.__version__, \
 'mpi_built', hvd.mpi_built(), 'cuda_built', hvd.cuda_built(), 'nccl_built', hvd.nccl_built(), 'gloo_built', hvd.gloo_built())"
 }
-if [ "$force" = 0 ] && "$vpy" -c "import horovod.torch as hvd; assert hvd.__version__ == '$version' and hvd.mpi_built()" 2>/dev/null; then
+if [ "$force" = 0 ] && "$vpy" -c "import horovod, horovod.torch as hvd; assert horovod.__version__ == '$version' and hvd.mpi_built()" 2>/dev/null; then
   echo "build-horovod: already installed"; report; exit 0
 fi
 
@@ -49,8 +52,9 @@ if [ ! -f "$src/setup.py" ]; then
   "$vpy" -m pip download --quiet --no-binary :all: --no-deps --dest "$work" "horovod==$version"
   tar xzf "$work/horovod-$version.tar.gz" -C "$work"
 fi
-sed -i 's/^\(\s*\)set(CMAKE_CXX_STANDARD 14)$/\1set(CMAKE_CXX_STANDARD 17)/' "$src/horovod/torch/CMakeLists.txt"
-grep -q 'set(CMAKE_CXX_STANDARD 17)' "$src/horovod/torch/CMakeLists.txt" || die "C++17 patch did not apply"
+cxx_standard=$("$vpy" -c "import inspect, torch.utils.cpp_extension as e; print(20 if 'c++20' in inspect.getsource(e) else 17)" 2>/dev/null)
+sed -i "s/^\(\s*\)set(CMAKE_CXX_STANDARD [0-9]*)\$/\1set(CMAKE_CXX_STANDARD $cxx_standard)/" "$src/horovod/torch/CMakeLists.txt"
+grep -q "set(CMAKE_CXX_STANDARD $cxx_standard)" "$src/horovod/torch/CMakeLists.txt" || die "C++$cxx_standard patch did not apply"
 
 export MPICC=${MPICC:-mpicc}
 export HOROVOD_WITH_PYTORCH=1 HOROVOD_WITHOUT_TENSORFLOW=1 HOROVOD_WITHOUT_MXNET=1 HOROVOD_WITHOUT_GLOO=1
@@ -60,7 +64,7 @@ if [ -z "${HOROVOD_GPU_OPERATIONS:-}" ] && "$vpy" -c "import sys, torch; sys.exi
 fi
 [ -n "${HOROVOD_GPU_OPERATIONS:-}" ] && export HOROVOD_CUDA_HOME=${HOROVOD_CUDA_HOME:-${CUDA_HOME:-/usr/local/cuda}}
 export MAKEFLAGS=${MAKEFLAGS:--j$(nproc)}
-echo "build-horovod: CPU ops ${HOROVOD_CPU_OPERATIONS}, GPU ops ${HOROVOD_GPU_OPERATIONS:-none}; log $log"
+echo "build-horovod: C++$cxx_standard, CPU ops ${HOROVOD_CPU_OPERATIONS}, GPU ops ${HOROVOD_GPU_OPERATIONS:-none}; log $log"
 
 # --no-build-isolation: setup.py must see the installed torch; a local directory builds in-tree,
 # so a second run after a failure only recompiles what changed.
