@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Prepares DIR (a folder git ignores, e.g. .gpu) to travel to the project's GPU machine, which has
+# CUDA, CMake and Python with NCCL but no MPI and none of the other build dependencies: Debian's
+# MPICH (shared/gpu/fetch-mpich-debs.sh) plus the -dev packages the build needs (GoogleTest, hwloc,
+# nlohmann-json, CLI11, pkg-config). On the GPU machine: `source DIR/use-build-deps.sh`.
+# Usage: tests/gpu/fetch-build-deps.sh DIR
+set -euo pipefail
+dir=${1:?usage: fetch-build-deps.sh DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+shared=${MCRPMPI_SHARED:-$here/../../../shared}
+"$shared/gpu/fetch-mpich-debs.sh" "$dir"
+(cd "$dir/debs" && apt-get download -q libgtest-dev libhwloc-dev libnuma-dev libudev-dev nlohmann-json3-dev \
+   libcli11-dev pkg-config pkgconf pkgconf-bin libpkgconf3 >/dev/null)
+cp "$here/use-build-deps.sh" "$dir/"
+echo "fetch-build-deps: $(ls "$dir/debs" | wc -l) packages ($(du -sh "$dir/debs" | cut -f1)) in $dir/debs"
