@@ -71,4 +71,14 @@ const Loaded& loaded() {
 const NcclApi* nccl_api() { return loaded().ok ? &loaded().api : nullptr; }
 const std::string& nccl_load_error() { return loaded().error; }
 
+Status nccl_async_error(ncclComm_t comm) {
+  const NcclApi& nccl = *nccl_api();
+  ncclResult_t async = ncclSuccess;
+  if (nccl.CommGetAsyncError(comm, &async) != ncclSuccess || async == ncclSuccess || async == ncclInProgress) {
+    return {};
+  }
+  return Status(MPI_ERR_OTHER, std::string("NCCL reported ") + nccl.GetErrorString(async) + ": " +
+                                   nccl.GetLastError(comm));
+}
+
 }  // namespace mcrp

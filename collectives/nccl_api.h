@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "device/status.h"
+
 namespace mcrp {
 
 struct NcclApi {
@@ -37,5 +39,10 @@ struct NcclApi {
 // The loaded API, or null when NCCL cannot be loaded; nccl_load_error() then says why.
 const NcclApi* nccl_api();
 const std::string& nccl_load_error();
+
+// A failure NCCL reports asynchronously on `comm` (a peer died, a network error): how a stuck
+// operation shows up while the library polls, instead of as an event that never completes. OK while
+// the communicator is fine or still in progress. Needs nccl_api().
+Status nccl_async_error(ncclComm_t comm);
 
 }  // namespace mcrp

@@ -296,7 +296,7 @@ class NcclOp final : public AsyncOp {
   Status progress(bool* done) override {
     bool launched_done = false;
     MCRP_TRY(nccl_.failed(query_event(done_.get(), &launched_done)));
-    if (!launched_done) return nccl_.failed(poll_async_error());
+    if (!launched_done) return nccl_.failed(nccl_async_error(nccl_.comm().handle));
     device::DeviceGuard guard(nccl_.comm().device);
     MpiProgress progress(nccl_.comm().handle);
     MCRP_TRY(nccl_.finish(progress));
@@ -305,18 +305,6 @@ class NcclOp final : public AsyncOp {
   }
 
  private:
-  // A peer's failure shows up here, not as an event that never completes.
-  Status poll_async_error() {
-    const NcclApi& nccl = *nccl_api();
-    ncclResult_t async = ncclSuccess;
-    if (nccl.CommGetAsyncError(nccl_.comm().handle, &async) != ncclSuccess || async == ncclSuccess ||
-        async == ncclInProgress) {
-      return {};
-    }
-    return Status(MPI_ERR_OTHER, std::string("NCCL reported ") + nccl.GetErrorString(async) + ": " +
-                                     nccl.GetLastError(nccl_.comm().handle));
-  }
-
   NcclCall nccl_;
   device::Event done_;
 };

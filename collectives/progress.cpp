@@ -37,15 +37,7 @@ Status MpiProgress::poll() {
   drive_mpi_progress();
   // The clock and NCCL's error state are checked every 64 polls: both cost more than a progress poll.
   if ((++polls_ & 63u) != 0) return {};
-  if (nccl_comm_ != nullptr) {
-    const NcclApi* nccl = nccl_api();
-    ncclResult_t async = ncclSuccess;
-    if (nccl->CommGetAsyncError(nccl_comm_, &async) == ncclSuccess && async != ncclSuccess &&
-        async != ncclInProgress) {
-      return Status(MPI_ERR_OTHER, std::string("NCCL reported ") + nccl->GetErrorString(async) + ": " +
-                                       nccl->GetLastError(nccl_comm_));
-    }
-  }
+  if (nccl_comm_ != nullptr) MCRP_TRY(nccl_async_error(nccl_comm_));
   if (has_deadline_ && std::chrono::steady_clock::now() > deadline_) {
     return Status(MPI_ERR_OTHER, "no completion within MCRPMPI_NCCL_TIMEOUT=" +
                                      std::to_string(config().nccl_timeout_s) + " s");

@@ -55,11 +55,16 @@ Status stage_out(const BufferSide& side, const HostImage& image, cudaStream_t st
                              "cudaMemcpyAsync (host to device)");
 }
 
-// One staged call: the host images of both sides and how to hand them to the base MPI. It keeps
-// its own copy of the call, so a nonblocking op that owns it outlives the wrapper's frame.
+// One staged call: the host images of both sides and how to hand them to the base MPI. Until
+// stage_in() the images are the user's own buffers, which is what a CUDA-aware base MPI gets. It
+// keeps its own copy of the call, so a nonblocking op that owns it outlives the wrapper's frame.
 class StagedCall {
  public:
-  explicit StagedCall(const Prepared& p) : call_(*p.call), p_(p) { p_.call = &call_; }
+  explicit StagedCall(const Prepared& p) : call_(*p.call), p_(p) {
+    p_.call = &call_;
+    send_.base = p_.layout.send.base;
+    recv_.base = p_.layout.recv.base;
+  }
 
   Status stage_in(cudaStream_t stream) {
     MCRP_TRY(mcrp::stage_in(p_.layout.send, p_.send_type, stream, &send_));
@@ -121,16 +126,14 @@ Status run_staged(const Prepared& p, const BaseCall& base, bool copy) {
   cudaStream_t stream = nullptr;
   MCRP_TRY(device::copy_stream(p.device, &stream));
   MpiProgress progress;
-  if (!copy) {  // CUDA-aware base MPI: only make prior device work visible first
-    MCRP_TRY(device::wait_stream(stream, progress));
-    const int rc = call_base(base, *p.call, p.call->sendbuf, p.call->recvbuf);
-    return rc == MPI_SUCCESS ? Status() : already_raised(rc);
-  }
   StagedCall staged(p);
-  MCRP_TRY(staged.stage_in(stream));
+  if (copy) MCRP_TRY(staged.stage_in(stream));
+  // The copies in (or, CUDA-aware, the application's prior device work) finish before the base
+  // MPI starts reading: it has no way to wait on a stream.
   MCRP_TRY(device::wait_stream(stream, progress));
   const int rc = call_base(base, *p.call, staged.send_argument(), staged.recv_argument());
   if (rc != MPI_SUCCESS) return already_raised(rc);
+  if (!copy) return {};
   MCRP_TRY(staged.stage_out(stream));
   return device::wait_stream(stream, progress);
 }
@@ -144,8 +147,7 @@ Status start_staged(const Prepared& p, const BaseCall& base, bool copy, MPI_Requ
   // The copies in (or, CUDA-aware, the application's prior device work) finish before the base
   // MPI starts reading: it has no way to wait on a stream.
   MCRP_TRY(device::wait_stream(stream, progress));
-  const int rc = copy ? call_base(base, *p.call, op->staged().send_argument(), op->staged().recv_argument(), op->inner())
-                      : call_base(base, *p.call, p.call->sendbuf, p.call->recvbuf, op->inner());
+  const int rc = call_base(base, *p.call, op->staged().send_argument(), op->staged().recv_argument(), op->inner());
   if (rc != MPI_SUCCESS) return already_raised(rc);
   return start_generalized(std::move(op), p.call->comm, p.call->kind, request);
 }
