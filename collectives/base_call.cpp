@@ -16,6 +16,19 @@ bool reduce_in_place_off_root_zero(const CollCall& call, const void* sendbuf) {
   return call.kind == CollKind::reduce && sendbuf == MPI_IN_PLACE && call.root != 0 && call.recvcount > 0;
 }
 
+// MPICH 4.0.2 fails an internal assertion ("memcpy argument memory ranges overlap", then aborts) in
+// MPI_Reduce_scatter with MPI_IN_PLACE and uneven counts once blocks are large (2 ranks, 65539
+// floats). The same reduction with a copy of the contribution as sendbuf is unaffected. Returns the
+// elements of that contribution, or 0 when the call is not such a reduce_scatter.
+MPI_Count in_place_reduce_scatter_elements(const CollCall& call, const void* sendbuf) {
+  if (call.kind != CollKind::reduce_scatter || sendbuf != MPI_IN_PLACE) return 0;
+  int size = 0;
+  PMPI_Comm_size(call.comm, &size);
+  MPI_Count total = 0;
+  for (int i = 0; i < size; ++i) total += call.recvcounts[i];
+  return total;
+}
+
 // A host copy of the `count` elements at `buffer`, positioned so that the returned pointer plays
 // the role of `buffer` for the same datatype.
 const void* copy_of(const void* buffer, MPI_Count count, MPI_Datatype type, std::vector<char>& storage) {
@@ -37,6 +50,8 @@ int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, v
   // Blocking only: a nonblocking or persistent call would need the copy to outlive this frame.
   if (request == nullptr && reduce_in_place_off_root_zero(call, sendbuf)) {
     sendbuf = copy_of(recvbuf, call.recvcount, call.recvtype, contribution);
+  } else if (const MPI_Count elements = in_place_reduce_scatter_elements(call, sendbuf); request == nullptr && elements > 0) {
+    sendbuf = copy_of(recvbuf, elements, call.recvtype, contribution);
   }
   return base(sendbuf, recvbuf, request, type, op);
 }

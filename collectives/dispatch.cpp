@@ -7,7 +7,7 @@
 #include <new>
 #include <utility>
 
-#include "collectives/comm_topology.h"
+#include "collectives/comm_facts.h"
 #include "collectives/config.h"
 #include "collectives/errors.h"
 #include "collectives/nccl_comm.h"
@@ -161,10 +161,9 @@ Status run_path(Path path, const Prepared& p, const BaseCall& base, Mode mode, M
       MCRP_TRY(run_local_copy(p));
       return nonblocking ? start_completed(request) : Status();
     case Path::nccl: {
-      NcclComm* comm = nullptr;
+      std::shared_ptr<NcclComm> comm;
       MCRP_TRY(nccl_comm_for(p.call->comm, p.device, &comm));
-      if (comm == nullptr) return run_path(Path::staged, p, base, mode, request);  // agreed by all ranks
-      return nonblocking ? start_nccl(p, *comm, request) : run_nccl(p, *comm);
+      return nonblocking ? start_nccl(p, std::move(comm), request) : run_nccl(p, std::move(comm));
     }
   }
   return Status(MPI_ERR_INTERN, "unknown path");
@@ -209,9 +208,12 @@ int route_device_aware(const CollCall& call, const BaseCall& base, Mode mode, MP
     in.nccl_reducible = to_nccl_type(call.recvtype, &nccl_type) && to_nccl_op(call.op, &nccl_op);
     in.contiguous = p.send_type.contiguous() && p.recv_type.contiguous();
     in.agreed_bytes = agreed_bytes(p);
-    // Only calls that can reach the tuning table pay for the (collective, cached) topology query;
-    // every condition here is agreed by all ranks, so all of them query together.
-    if (p.size > 1 && !is_inter && !in.memory_disagrees && in.agreed_bytes != 0) in.topology = topology_of(call.comm);
+    // Only calls that can reach the tuning table pay for the (local, cached) lookup.
+    if (p.size > 1 && !is_inter && !in.memory_disagrees && in.agreed_bytes != 0) {
+      const tuning::CommFacts facts = comm_facts(call.comm);
+      in.topology = facts.topology;
+      in.nccl_everywhere = facts.nccl_everywhere;
+    }
   } else if (config().stats) {
     prepare_types(p);
     in.agreed_bytes = agreed_bytes(p);

@@ -1,5 +1,6 @@
 #include "collectives/errors.h"
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
@@ -34,6 +35,13 @@ int raise_error(MPI_Comm comm, CollKind kind, int comm_size, const Status& statu
   const std::string where = comm_size > 0 ? " on a communicator of " + std::to_string(comm_size) + " ranks" : "";
   const std::string message = std::string("mcrpmpi: ") + mpi_name(kind) + where + ": " + status.message();
   const int code = code_for(status.error_class(), message);
+  // MPICH 4.0.2's abort message shows an unrelated string for added error codes, so a fatal handler
+  // would end the job without the reason: print it first.
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  if (PMPI_Comm_get_errhandler(comm, &handler) == MPI_SUCCESS) {
+    if (handler == MPI_ERRORS_ARE_FATAL || handler == MPI_ERRORS_ABORT) std::fprintf(stderr, "%s\n", message.c_str());
+    PMPI_Errhandler_free(&handler);
+  }
   PMPI_Comm_call_errhandler(comm, code);
   return code;
 }

@@ -7,6 +7,7 @@
 
 #include "collectives/config.h"
 #include "collectives/half_reduction.h"
+#include "collectives/nccl_api.h"
 #include "collectives/nccl_comm.h"
 #include "collectives/progress.h"
 #include "collectives/stats.h"
@@ -14,27 +15,18 @@
 #include "device/cuda_runtime.h"
 #include "device/gpu_affinity.h"
 #include "tuning/decision.h"
+#include "tuning/world_map.h"
 
 namespace mcrp {
-namespace {
-
-int local_rank() {
-  MPI_Comm node = MPI_COMM_NULL;
-  int rank = 0;
-  if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-    PMPI_Comm_rank(node, &rank);
-    PMPI_Comm_free(&node);
-  }
-  return rank;
-}
-
-}  // namespace
 
 void on_initialized() {
   tuning::initialize(MPI_COMM_WORLD);  // env overrides + the tuning file, identical on every rank
+  // Whether this process can use NCCL is part of the WORLD map, so that choosing NCCL for a
+  // communicator is agreed without a collective at its first device call.
+  const int local_rank = tuning::learn_world_map(device::cuda_available() && nccl_api() != nullptr);
   const char* select = std::getenv("MCRPMPI_SELECT_DEVICE");
   if (select != nullptr && select[0] == '1' && device::cuda_available()) {
-    const int device = device::nearest_gpu(local_rank());
+    const int device = device::nearest_gpu(local_rank);
     if (device >= 0) cudaSetDevice(device);
   }
 }

@@ -1,8 +1,10 @@
 #include "collectives/nccl_comm.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
-#include <cstring>
 #include <string>
+#include <vector>
 
 #include "collectives/config.h"
 #include "collectives/nccl_api.h"
@@ -12,15 +14,14 @@
 namespace mcrp {
 namespace {
 
-// What the attribute holds: the communicator, or the agreed verdict that NCCL cannot serve it.
+// What the attribute holds. Calls in flight hold the communicator too, so freeing the MPI
+// communicator under them does not pull NCCL's away.
 struct CommEntry {
-  NcclComm* nccl = nullptr;  // owned; null when unusable
+  std::shared_ptr<NcclComm> nccl;
 };
 
 int delete_entry(MPI_Comm, int, void* value, void*) {
-  auto* entry = static_cast<CommEntry*>(value);
-  delete entry->nccl;
-  delete entry;
+  delete static_cast<CommEntry*>(value);
   return MPI_SUCCESS;
 }
 
@@ -31,6 +32,21 @@ int keyval() {
   // The copy callback is the null one: a duplicated communicator gets its own NCCL communicator.
   std::call_once(once, [] { PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_entry, &g_keyval, nullptr); });
   return g_keyval;
+}
+
+// Communicators with setup or launches outstanding; g_busy_count mirrors the size for a lock-free
+// check. Held by shared_ptr: a communicator freed by MPI still finishes what was submitted to it.
+std::mutex g_busy_mutex;
+std::vector<std::shared_ptr<NcclComm>> g_busy;
+std::atomic<int> g_busy_count{0};
+// Set while this thread advances communicators: a launch polls MPI progress, which must not
+// re-enter (cheap to skip: the outer frame goes on advancing).
+thread_local bool t_advancing = false;
+
+void mark_busy(const std::shared_ptr<NcclComm>& comm) {
+  std::lock_guard<std::mutex> lock(g_busy_mutex);
+  if (std::find(g_busy.begin(), g_busy.end(), comm) == g_busy.end()) g_busy.push_back(comm);
+  g_busy_count.store(static_cast<int>(g_busy.size()), std::memory_order_release);
 }
 
 // Polls a nonblocking NCCL communicator until its pending operation leaves ncclInProgress.
@@ -50,92 +66,165 @@ Status wait_not_in_progress(ncclComm_t comm, const char* what) {
   }
 }
 
-bool all_agree(bool local_ok, MPI_Comm comm) {
-  int ok = local_ok ? 1 : 0;
-  int all = 0;
-  if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return false;
-  return all == 1;
-}
-
 void log_debug(const char* what, int rank, int size, const std::string& detail) {
   if (config().debug) std::fprintf(stderr, "mcrpmpi[%d/%d]: %s%s\n", rank, size, what, detail.c_str());
 }
 
-// The collective part: agree that everyone can use NCCL, share the unique id, initialise.
-Status create(MPI_Comm comm, int device, CommEntry* entry) {
-  int rank = 0, size = 0;
-  PMPI_Comm_rank(comm, &rank);
-  PMPI_Comm_size(comm, &size);
-  const NcclApi* nccl = nccl_api();
-  if (!all_agree(nccl != nullptr && device >= 0, comm)) {
-    log_debug("NCCL unusable on this communicator: ", rank, size,
-              nccl == nullptr ? nccl_load_error() : "a rank lacks NCCL or a device");
-    return {};
-  }
-  struct {
-    int ok;
-    ncclUniqueId id;
-  } shared{};
-  if (rank == 0) shared.ok = nccl->GetUniqueId(&shared.id) == ncclSuccess ? 1 : 0;
-  PMPI_Bcast(&shared, sizeof shared, MPI_BYTE, 0, comm);
-  if (!shared.ok) return {};
-
-  auto made = new NcclComm;
-  made->device = device;
-  made->size = size;
-  made->rank = rank;
-  Status status;
-  {
-    device::DeviceGuard guard(device);
-    ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
-    nccl_config.blocking = 0;
-    ncclResult_t rc;
-    {
-      // Only the call is serialized: holding the lock while polling the (collective) initialisation
-      // would let two threads creating communicators in different orders on two ranks deadlock.
-      std::lock_guard<std::mutex> lock(nccl_launch_mutex());
-      rc = nccl->CommInitRankConfig(&made->handle, size, shared.id, rank, &nccl_config);
-    }
-    if (rc == ncclInProgress || rc == ncclSuccess) {
-      status = wait_not_in_progress(made->handle, "ncclCommInitRankConfig");
-    } else {
-      status = Status(MPI_ERR_OTHER, std::string("ncclCommInitRankConfig: ") + nccl->GetErrorString(rc));
-    }
-    if (status.ok()) status = device::create_ordered_stream(made->stream);
-  }
-  if (!all_agree(status.ok(), comm)) {
-    log_debug("NCCL initialisation failed; using the staged path: ", rank, size,
-              status.ok() ? "on another rank" : status.message());
-    made->broken = true;  // abort rather than destroy: peers may not have finished initialising
-    delete made;
-    return {};
-  }
-  entry->nccl = made;
-  log_debug("created NCCL communicator on device ", rank, size, std::to_string(device));
-  return {};
+std::chrono::steady_clock::time_point setup_deadline() {
+  const double seconds = config().nccl_timeout_s > 0 ? config().nccl_timeout_s : 1e9;
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
 }
 
 }  // namespace
 
+NcclComm::NcclComm(MPI_Comm comm, int device_ordinal) : device(device_ordinal), deadline_(setup_deadline()) {
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  const NcclApi* nccl = nccl_api();
+  if (rank == 0) shared_.ok = nccl != nullptr && nccl->GetUniqueId(&shared_.id) == ncclSuccess ? 1 : 0;
+  // Issued here, by the same call on every rank, so it matches like any other collective on `comm`.
+  if (PMPI_Ibcast(&shared_, sizeof shared_, MPI_BYTE, 0, comm, &id_request_) != MPI_SUCCESS) {
+    end_setup(Status(MPI_ERR_OTHER, "MPI_Ibcast of the NCCL unique id failed"));
+  }
+}
+
 NcclComm::~NcclComm() {
+  // A nonblocking collective's request may not be freed: complete it (every rank issued it).
+  if (id_request_ != MPI_REQUEST_NULL) PMPI_Wait(&id_request_, MPI_STATUS_IGNORE);
   const NcclApi* nccl = nccl_api();
   if (handle == nullptr || nccl == nullptr) return;
   device::DeviceGuard guard(device);
-  if (broken) {
+  if (broken || phase_ != Phase::ready) {
     nccl->CommAbort(handle);
     return;
   }
   // Nonblocking communicators finalize asynchronously: flush outstanding work before destroying.
   const ncclResult_t finalized = nccl->CommFinalize(handle);
-  if (finalized != ncclSuccess && finalized != ncclInProgress) {
-    nccl->CommAbort(handle);
-    return;
-  }
-  if (!wait_not_in_progress(handle, "ncclCommFinalize").ok()) {
+  if ((finalized != ncclSuccess && finalized != ncclInProgress) || !wait_not_in_progress(handle, "ncclCommFinalize").ok()) {
     nccl->CommAbort(handle);
     return;
   }
   nccl->CommDestroy(handle);
+}
+
+void NcclComm::end_setup(Status result) {
+  phase_ = result.ok() ? Phase::ready : Phase::failed;
+  failure_ = result;
+  if (!result.ok()) broken = true;
+  log_debug(result.ok() ? "created NCCL communicator on device " : "NCCL communicator setup failed: ", rank, size,
+            result.ok() ? std::to_string(device) : result.message());
+}
+
+void NcclComm::step_setup() {
+  const NcclApi* nccl = nccl_api();
+  if (phase_ == Phase::exchanging_id) {
+    int arrived = 0;
+    if (PMPI_Test(&id_request_, &arrived, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      end_setup(Status(MPI_ERR_OTHER, "MPI_Ibcast of the NCCL unique id failed"));
+    } else if (arrived && !shared_.ok) {
+      end_setup(Status(MPI_ERR_OTHER, "rank 0 could not create an NCCL unique id"));
+    } else if (arrived) {
+      device::DeviceGuard guard(device);
+      ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
+      nccl_config.blocking = 0;
+      ncclResult_t rc;
+      {
+        std::lock_guard<std::mutex> launch_lock(nccl_launch_mutex());
+        rc = nccl->CommInitRankConfig(&handle, size, shared_.id, rank, &nccl_config);
+      }
+      if (rc == ncclSuccess || rc == ncclInProgress) {
+        phase_ = Phase::initializing;
+      } else {
+        end_setup(Status(MPI_ERR_OTHER, std::string("ncclCommInitRankConfig: ") + nccl->GetErrorString(rc)));
+      }
+    }
+  }
+  if (phase_ == Phase::initializing) {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t rc = nccl->CommGetAsyncError(handle, &state);
+    if (rc != ncclSuccess) state = rc;
+    if (state == ncclSuccess) {
+      device::DeviceGuard guard(device);
+      end_setup(device::create_ordered_stream(stream));
+    } else if (state != ncclInProgress) {
+      end_setup(Status(MPI_ERR_OTHER, std::string("ncclCommInitRankConfig: ") + nccl->GetErrorString(state) + " (" +
+                                          nccl->GetLastError(handle) + ")"));
+    } else if (std::chrono::steady_clock::now() > deadline_) {
+      end_setup(Status(MPI_ERR_OTHER, "NCCL communicator not initialised within MCRPMPI_NCCL_TIMEOUT=" +
+                                          std::to_string(config().nccl_timeout_s) + " s"));
+    }
+  }
+}
+
+void NcclComm::launch_queued() {
+  for (;;) {
+    QueuedLaunch* work = nullptr;
+    Status setup;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const bool setup_over = phase_ == Phase::ready || phase_ == Phase::failed;
+      if (!setup_over || launching_ || enqueuing_ != nullptr || queued_.empty()) return;
+      work = queued_.front();
+      queued_.pop_front();
+      launching_ = true;
+      setup = failure_;
+    }
+    // Outside the lock: a launch packs buffers and polls MPI progress on the way.
+    const bool still_enqueuing = work->launch(setup);
+    std::lock_guard<std::mutex> lock(mutex_);
+    launching_ = false;
+    if (still_enqueuing) enqueuing_ = work;
+  }
+}
+
+bool NcclComm::advance() {
+  QueuedLaunch* enqueued = nullptr;
+  Status enqueue_result;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    step_setup();
+    if (enqueuing_ != nullptr) {
+      const NcclApi* nccl = nccl_api();
+      ncclResult_t state = ncclSuccess;
+      const ncclResult_t rc = nccl->CommGetAsyncError(handle, &state);
+      if (rc != ncclSuccess) state = rc;
+      if (state != ncclInProgress) {
+        if (state != ncclSuccess) {
+          broken = true;
+          enqueue_result = Status(MPI_ERR_OTHER, std::string("enqueueing NCCL work: ") + nccl->GetErrorString(state) +
+                                                     " (" + nccl->GetLastError(handle) + ")");
+        }
+        enqueued = enqueuing_;
+        enqueuing_ = nullptr;
+      }
+    }
+  }
+  if (enqueued != nullptr) enqueued->enqueued(enqueue_result);
+  launch_queued();
+  return idle();
+}
+
+bool NcclComm::idle() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const bool setup_over = phase_ == Phase::ready || phase_ == Phase::failed;
+  return setup_over && enqueuing_ == nullptr && queued_.empty() && !launching_;
+}
+
+Status NcclComm::submit(QueuedLaunch* work) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queued_.push_back(work);
+  }
+  mark_busy(shared_from_this());  // after queueing: a concurrent advance_nccl_comms cannot drop it
+  launch_queued();
+  return {};
+}
+
+void NcclComm::withdraw(QueuedLaunch* work) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  queued_.erase(std::remove(queued_.begin(), queued_.end(), work), queued_.end());
+  if (enqueuing_ == work) enqueuing_ = nullptr;
 }
 
 std::mutex& nccl_launch_mutex() {
@@ -143,28 +232,44 @@ std::mutex& nccl_launch_mutex() {
   return mutex;
 }
 
-Status nccl_comm_for(MPI_Comm comm, int device, NcclComm** out) {
-  *out = nullptr;
+Status nccl_comm_for(MPI_Comm comm, int device, std::shared_ptr<NcclComm>* out) {
+  out->reset();
   void* value = nullptr;
   int found = 0;
   PMPI_Comm_get_attr(comm, keyval(), &value, &found);
   if (!found) {
-    auto* entry = new CommEntry;
-    MCRP_TRY(create(comm, device, entry));
+    auto* entry = new CommEntry{std::make_shared<NcclComm>(comm, device)};
     PMPI_Comm_set_attr(comm, keyval(), entry);
+    mark_busy(entry->nccl);  // its setup
     value = entry;
   }
-  NcclComm* nccl = static_cast<CommEntry*>(value)->nccl;
-  if (nccl != nullptr && nccl->broken) {
-    return Status(MPI_ERR_OTHER, "the NCCL communicator was aborted after an earlier failure");
-  }
-  if (nccl != nullptr && nccl->device != device) {
+  const std::shared_ptr<NcclComm>& nccl = static_cast<CommEntry*>(value)->nccl;
+  if (nccl->broken) return Status(MPI_ERR_OTHER, "the NCCL communicator was aborted after an earlier failure");
+  if (nccl->device != device) {
     return Status(MPI_ERR_BUFFER, "buffer is on CUDA device " + std::to_string(device) +
                                       " but this communicator's NCCL communicator is on device " +
                                       std::to_string(nccl->device));
   }
   *out = nccl;
   return {};
+}
+
+void advance_nccl_comms() {
+  if (g_busy_count.load(std::memory_order_acquire) == 0 || t_advancing) return;
+  t_advancing = true;
+  std::vector<std::shared_ptr<NcclComm>> busy;
+  {
+    std::lock_guard<std::mutex> lock(g_busy_mutex);
+    busy = g_busy;
+  }
+  for (const auto& comm : busy) {
+    if (!comm->advance()) continue;
+    std::lock_guard<std::mutex> lock(g_busy_mutex);
+    if (!comm->idle()) continue;  // work submitted meanwhile (submit marks busy after queueing)
+    g_busy.erase(std::remove(g_busy.begin(), g_busy.end(), comm), g_busy.end());
+    g_busy_count.store(static_cast<int>(g_busy.size()), std::memory_order_release);
+  }
+  t_advancing = false;
 }
 
 Status settle(NcclComm& comm, ncclResult_t result, const char* what) {
@@ -176,6 +281,11 @@ Status settle(NcclComm& comm, ncclResult_t result, const char* what) {
 }
 
 void release_world_nccl_comm() {
+  {
+    std::lock_guard<std::mutex> lock(g_busy_mutex);
+    g_busy.clear();
+    g_busy_count.store(0, std::memory_order_release);
+  }
   static bool released = false;
   if (released || g_keyval == MPI_KEYVAL_INVALID) return;  // no NCCL communicator was ever made
   released = true;

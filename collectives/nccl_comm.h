@@ -1,13 +1,27 @@
-// One NCCL communicator per MPI communicator, created lazily and collectively by the first call that
-// routes to NCCL, cached as an MPI attribute and destroyed by the attribute's delete callback (so
-// MPI_Comm_free, MPI_Comm_disconnect and MPI_Finalize release it). Creation is agreed: when any rank
-// cannot load NCCL or fails to initialise, every rank marks the communicator unusable and the calls
-// take the staged path instead, on all ranks alike.
+// One NCCL communicator per MPI communicator, created at the first call that routes to NCCL, cached
+// as an MPI attribute and released by the attribute's delete callback (MPI_Comm_free,
+// MPI_Comm_disconnect, MPI_Finalize); calls still in flight keep it alive until they finish.
+//
+// Nothing here blocks the calling thread on NCCL. The first call (the same one on every rank: the
+// route is agreed) issues an MPI_Ibcast of rank 0's NCCL unique id on the communicator; NCCL's
+// nonblocking initialisation starts once the id has arrived. NCCL work is queued per communicator
+// and launched in issue order once the communicator is ready and the previous launch has been
+// enqueued: on a nonblocking communicator ncclGroupEnd may answer ncclInProgress (the first call
+// connects to the peers, which takes them too), and NCCL accepts no further call on it until that
+// has finished. All of this is advanced by every poll of a device request and every wait of the
+// library, whichever communicator that wait is for, so two ranks that start work on two fresh
+// communicators in opposite orders both get through (guarantee 2). Routing to NCCL at all is agreed beforehand from the WORLD map (every member can
+// load NCCL; tuning/world_map.h), so no agreement round is needed here; a failed initialisation
+// fails the calls waiting for it with an MPI error instead of hanging (MCRPMPI_NCCL_TIMEOUT bounds it).
 #pragma once
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 #include <nccl.h>
 
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <memory>
 #include <mutex>
 
 #include "device/handles.h"
@@ -15,21 +29,65 @@
 
 namespace mcrp {
 
-class NcclComm {
+// NCCL work submitted to a communicator, launched by it in submission order.
+class QueuedLaunch {
  public:
+  virtual ~QueuedLaunch() = default;
+  // Called once, when its turn comes: `setup` is ok, or why NCCL cannot run on this communicator.
+  // Returns true when NCCL is still enqueuing what it launched; enqueued() follows when it is done.
+  virtual bool launch(const Status& setup) = 0;
+  virtual void enqueued(const Status& result) = 0;
+};
+
+class NcclComm : public std::enable_shared_from_this<NcclComm> {
+ public:
+  NcclComm(MPI_Comm comm, int device);  // starts the setup (see above)
+  ~NcclComm();
+  NcclComm(const NcclComm&) = delete;
+  NcclComm& operator=(const NcclComm&) = delete;
+
   ncclComm_t handle = nullptr;
-  int device = -1;
+  const int device;
   int size = 0;
   int rank = 0;
   device::Stream stream;  // ordered after the legacy default stream
-  bool broken = false;    // set after a failure aborted the communicator
+  std::atomic<bool> broken{false};  // set after a failure: the communicator is aborted, not finalized
 
-  ~NcclComm();
+  // Queues `work` and launches what can be launched now (this work too, on a ready communicator).
+  Status submit(QueuedLaunch* work);
+  // Removes queued work that is being destroyed unlaunched.
+  void withdraw(QueuedLaunch* work);
+  // Advances setup and enqueues without blocking, launching queued work as far as possible. Returns
+  // true when nothing is left to do (setup over, nothing queued or being enqueued).
+  bool advance();
+  bool idle();  // what advance() returned, without advancing
+
+ private:
+  enum class Phase { exchanging_id, initializing, ready, failed };
+  void end_setup(Status result);  // under mutex_
+  void step_setup();              // under mutex_
+  void launch_queued();           // launches in order while allowed; takes mutex_ itself
+
+  std::mutex mutex_;
+  Phase phase_ = Phase::exchanging_id;
+  Status failure_;
+  QueuedLaunch* enqueuing_ = nullptr;  // launched, NCCL still enqueuing it
+  bool launching_ = false;             // a thread is inside a launch: others leave the queue alone
+  MPI_Request id_request_ = MPI_REQUEST_NULL;
+  struct {
+    int ok;  // rank 0 obtained an id
+    ncclUniqueId id;
+  } shared_{};
+  std::chrono::steady_clock::time_point deadline_;
+  std::deque<QueuedLaunch*> queued_;
 };
 
-// Sets *out to the NCCL communicator for `comm` on `device`, or to null when NCCL cannot serve
-// this communicator (all ranks agree). Collective over `comm` the first time.
-Status nccl_comm_for(MPI_Comm comm, int device, NcclComm** out);
+// The NCCL communicator for `comm` on `device`, its setup started by this call if it is the first
+// (see above). Only for calls routed to NCCL, which every rank of `comm` makes alike.
+Status nccl_comm_for(MPI_Comm comm, int device, std::shared_ptr<NcclComm>* out);
+
+// Advances every communicator with setup or launches outstanding; one atomic load when none has.
+void advance_nccl_comms();
 
 // Waits for an NCCL call that returned ncclInProgress (the communicators are nonblocking, so that
 // no NCCL wait can hang without the library noticing) and converts the result to a Status.
@@ -39,8 +97,9 @@ Status settle(NcclComm& comm, ncclResult_t result, const char* what);
 // launch (group start to group end) and creation holds this lock.
 std::mutex& nccl_launch_mutex();
 
-// Destroys the communicator cached on MPI_COMM_WORLD; MPI_Finalize calls this before PMPI_Finalize,
-// because the standard only promises attribute deletion on MPI_COMM_SELF there.
+// Releases the communicator cached on MPI_COMM_WORLD and forgets unfinished work; MPI_Finalize
+// calls this before PMPI_Finalize, because the standard only promises attribute deletion on
+// MPI_COMM_SELF there.
 void release_world_nccl_comm();
 
 }  // namespace mcrp

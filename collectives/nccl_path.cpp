@@ -2,6 +2,7 @@
 // the vector forms (and for alltoall, gather and scatter when the loaded NCCL predates 2.28).
 // MPI's in-place conventions are translated to NCCL's here (FIELD-NOTES, "In-place conventions").
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,12 +30,16 @@ class Launcher {
  public:
   Launcher(const Prepared& p, NcclComm& comm) : p_(p), comm_(comm), nccl_(*nccl_api()) {}
 
-  Status run(DeviceView& send, DeviceView& recv);
+  // Issues the NCCL calls. *enqueue_pending: NCCL is still enqueuing them (a nonblocking
+  // communicator answered ncclInProgress); after_enqueue() must wait until it has finished.
+  Status launch(DeviceView& send, DeviceView& recv, bool* enqueue_pending);
+  // Stream work that follows the NCCL work (an in-place reduce_scatter's move to offset 0).
+  Status after_enqueue() { return copy(after_.to, after_.from, after_.bytes); }
 
  private:
   cudaStream_t stream() const { return comm_.stream.get(); }
-  // The communicators are nonblocking: ncclInProgress means "still being enqueued" and is waited
-  // out once the launch lock is released (see run()).
+  // The communicators are nonblocking: ncclInProgress means "still being enqueued"; the
+  // communicator's owner waits that out without blocking (NcclComm::advance).
   Status check(ncclResult_t rc, const char* what) {
     if (rc == ncclInProgress) {
       pending_ = true;
@@ -232,7 +237,7 @@ Status Launcher::movement(DeviceView& send, DeviceView& recv) {
   }
 }
 
-Status Launcher::run(DeviceView& send, DeviceView& recv) {
+Status Launcher::launch(DeviceView& send, DeviceView& recv, bool* enqueue_pending) {
   Status launched;
   {
     // Only the NCCL calls are serialized (NCCL forbids concurrent calls on one device's
@@ -241,9 +246,8 @@ Status Launcher::run(DeviceView& send, DeviceView& recv) {
     std::lock_guard<std::mutex> lock(nccl_launch_mutex());
     launched = is_reduction(p_.call->kind) ? reduction(send, recv) : movement(send, recv);
   }
-  MCRP_TRY(launched);
-  if (pending_) MCRP_TRY(settle(comm_, ncclInProgress, "enqueueing NCCL work"));
-  return copy(after_.to, after_.from, after_.bytes);
+  *enqueue_pending = pending_;
+  return launched;
 }
 
 // One NCCL call and everything it holds while in flight: its own copy of the call, the device
@@ -255,11 +259,12 @@ class NcclCall {
   }
 
   // Packs what needs packing and launches on the communicator's stream; does not wait for NCCL.
-  Status launch(device::ProgressHook& progress) {
+  Status launch(device::ProgressHook& progress, bool* enqueue_pending) {
     MCRP_TRY(send_.prepare(p_.layout.send, p_.send_type, comm_.device, stream(), progress));
     MCRP_TRY(recv_.prepare(p_.layout.recv, p_.recv_type, comm_.device, stream(), progress));
-    return failed(launcher_.run(send_, recv_));
+    return failed(launcher_.launch(send_, recv_, enqueue_pending));
   }
+  Status after_enqueue() { return failed(launcher_.after_enqueue()); }
   // After the launched work completed: unpacks a packed result.
   Status finish(device::ProgressHook& progress) { return recv_.finish(p_.layout.recv, stream(), progress); }
   // NCCL state is unknown after a failure: abort the communicator instead of risking a hang later.
@@ -278,50 +283,94 @@ class NcclCall {
   Launcher launcher_;
 };
 
-// The nonblocking NCCL call: launched at issue, complete when the event recorded after it has
-// completed. NCCL kernels of different communicators run on different streams (one per
-// communicator), so a kernel waiting for a peer does not keep another communicator's kernel from
-// running: that is what lets ranks issue them in different orders (guarantee 2, see README).
-class NcclOp final : public AsyncOp {
+// One NCCL call, nonblocking: queued on its communicator and launched in issue order once the
+// communicator is set up and the previous call's enqueue has finished (NcclComm drives both without
+// blocking), complete when the event recorded after it has completed. NCCL kernels of different
+// communicators run on different streams (one per communicator), so a kernel waiting for a peer does
+// not keep another communicator's kernel from running: that is what lets ranks issue them in
+// different orders (guarantee 2, see README). The blocking form waits for one of these.
+class NcclOp final : public AsyncOp, public QueuedLaunch {
  public:
-  NcclOp(const Prepared& p, NcclComm& comm) : nccl_(p, comm) {}
+  NcclOp(const Prepared& p, std::shared_ptr<NcclComm> comm) : comm_(std::move(comm)), nccl_(p, *comm_) {}
+  ~NcclOp() override {
+    if (!launched_.load(std::memory_order_acquire)) comm_->withdraw(this);
+  }
 
-  Status start() {
-    device::DeviceGuard guard(nccl_.comm().device);
-    MpiProgress progress(nccl_.comm().handle);
-    MCRP_TRY(nccl_.launch(progress));
-    return nccl_.failed(record_event(nccl_.stream(), done_));
+  Status start() { return comm_->submit(this); }
+
+  bool launch(const Status& setup) override {
+    if (!setup.ok()) {
+      done_launching(setup);
+      return false;
+    }
+    device::DeviceGuard guard(comm_->device);
+    MpiProgress progress(comm_->handle);
+    bool enqueue_pending = false;
+    const Status launched = nccl_.launch(progress, &enqueue_pending);
+    if (!launched.ok()) {
+      done_launching(launched);
+      return false;
+    }
+    if (enqueue_pending) return true;  // NcclComm calls enqueued() once NCCL has finished
+    enqueued(Status());
+    return false;
+  }
+
+  void enqueued(const Status& enqueue) override {
+    Status status = enqueue;
+    if (status.ok()) {
+      device::DeviceGuard guard(comm_->device);
+      status = nccl_.after_enqueue();
+      if (status.ok()) status = nccl_.failed(record_event(nccl_.stream(), done_));
+    }
+    done_launching(status);
   }
 
   Status progress(bool* done) override {
+    if (!launched_.load(std::memory_order_acquire)) {
+      advance_nccl_comms();
+      if (!launched_.load(std::memory_order_acquire)) return {};
+    }
+    MCRP_TRY(launch_status_);
     bool launched_done = false;
     MCRP_TRY(nccl_.failed(query_event(done_.get(), &launched_done)));
-    if (!launched_done) return nccl_.failed(nccl_async_error(nccl_.comm().handle));
-    device::DeviceGuard guard(nccl_.comm().device);
-    MpiProgress progress(nccl_.comm().handle);
+    if (!launched_done) return nccl_.failed(nccl_async_error(comm_->handle));
+    device::DeviceGuard guard(comm_->device);
+    MpiProgress progress(comm_->handle);
     MCRP_TRY(nccl_.finish(progress));
     *done = true;
     return {};
   }
 
  private:
+  void done_launching(const Status& status) {
+    launch_status_ = status;
+    launched_.store(true, std::memory_order_release);
+  }
+
+  std::shared_ptr<NcclComm> comm_;  // first: outlives nccl_, which refers to it
   NcclCall nccl_;
   device::Event done_;
+  std::atomic<bool> launched_{false};  // enqueued (or failed): launch_status_ says which
+  Status launch_status_;
 };
 
 }  // namespace
 
-Status run_nccl(const Prepared& p, NcclComm& comm) {
-  device::DeviceGuard guard(comm.device);
-  MpiProgress progress(comm.handle);
-  NcclCall nccl(p, comm);
-  MCRP_TRY(nccl.launch(progress));
-  MCRP_TRY(nccl.failed(device::wait_stream(nccl.stream(), progress)));
-  return nccl.finish(progress);
+Status run_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm) {
+  NcclOp op(p, std::move(comm));
+  MCRP_TRY(op.start());
+  MpiProgress progress;  // the op itself checks its NCCL communicator for errors
+  for (;;) {
+    bool done = false;
+    MCRP_TRY(op.progress(&done));
+    if (done) return {};
+    MCRP_TRY(progress.poll());
+  }
 }
 
-Status start_nccl(const Prepared& p, NcclComm& comm, MPI_Request* request) {
-  auto op = std::make_unique<NcclOp>(p, comm);
+Status start_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm, MPI_Request* request) {
+  auto op = std::make_unique<NcclOp>(p, std::move(comm));
   MCRP_TRY(op->start());
   return start_generalized(std::move(op), p.call->comm, p.call->kind, request);
 }

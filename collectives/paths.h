@@ -2,6 +2,7 @@
 // picks one; the choice depends only on what all ranks agree on plus the local memory type.
 #pragma once
 #include <cstdint>
+#include <memory>
 
 #include "collectives/base_call.h"
 #include "collectives/call.h"
@@ -39,7 +40,7 @@ Status run_staged(const Prepared& prepared, const BaseCall& base, bool copy);
 Status run_local_copy(const Prepared& prepared);
 
 class NcclComm;
-Status run_nccl(const Prepared& prepared, NcclComm& comm);
+Status run_nccl(const Prepared& prepared, std::shared_ptr<NcclComm> comm);
 
 // Nonblocking forms: start the path and put a request that completes it in *request (requests.h).
 // The op copies the call, so the Prepared and the wrapper's frame may go away. Staged: copies in
@@ -47,6 +48,6 @@ Status run_nccl(const Prepared& prepared, NcclComm& comm);
 // is polled, and the copy back is done before the request completes. NCCL: launched now on the
 // communicator's own stream; the request completes when the stream's event has.
 Status start_staged(const Prepared& prepared, const BaseCall& base, bool copy, MPI_Request* request);
-Status start_nccl(const Prepared& prepared, NcclComm& comm, MPI_Request* request);
+Status start_nccl(const Prepared& prepared, std::shared_ptr<NcclComm> comm, MPI_Request* request);
 
 }  // namespace mcrp

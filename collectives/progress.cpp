@@ -7,6 +7,7 @@
 
 #include "collectives/config.h"
 #include "collectives/nccl_api.h"
+#include "collectives/nccl_comm.h"
 
 namespace mcrp {
 namespace {
@@ -35,6 +36,7 @@ MpiProgress::MpiProgress(ncclComm_t nccl_comm)
 
 Status MpiProgress::poll() {
   drive_mpi_progress();
+  advance_nccl_comms();  // whichever communicator this wait is for (nccl_comm.h)
   // The clock and NCCL's error state are checked every 64 polls: both cost more than a progress poll.
   if ((++polls_ & 63u) != 0) return {};
   if (nccl_comm_ != nullptr) MCRP_TRY(nccl_async_error(nccl_comm_));

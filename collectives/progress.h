@@ -1,7 +1,8 @@
 // MPI progress while the library waits on the GPU or on NCCL (rule 2): a peer blocked in a base-MPI
 // call must not be starved by this rank spinning on cudaEventQuery. Each poll drives the base MPI's
-// progress engine (an Iprobe on a private communicator), checks the NCCL communicator being waited on
-// for an asynchronous error, and enforces MCRPMPI_NCCL_TIMEOUT.
+// progress engine (an Iprobe on a private communicator), advances NCCL communicators being set up,
+// checks the NCCL communicator being waited on for an asynchronous error, and enforces
+// MCRPMPI_NCCL_TIMEOUT.
 #pragma once
 #include <nccl.h>
 

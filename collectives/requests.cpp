@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "collectives/errors.h"
+#include "collectives/nccl_comm.h"
 #include "collectives/progress.h"
 #include "device/cuda_runtime.h"
 
@@ -41,6 +42,7 @@ int release(void* state) {
 int cancel(void*, int) { return MPI_SUCCESS; }
 
 int poll(void* state, MPI_Status*) {
+  advance_nccl_comms();  // any communicator's, not only this request's (nccl_comm.h)
   auto* g = static_cast<Generalized*>(state);
   std::lock_guard<std::mutex> lock(g->mutex);
   if (!g->op) return MPI_SUCCESS;  // already completed

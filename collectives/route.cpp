@@ -36,6 +36,7 @@ Route choose_route(const RouteInput& in) {
   if (is_reduction(in.kind) && !in.nccl_reducible) {
     return pick(Path::staged, "datatype or op has no NCCL equivalent");
   }
+  if (!in.nccl_everywhere) return pick(Path::staged, "NCCL is not usable on every rank");
   r.by_table = true;
   r.query = tuning::Query{in.kind, in.agreed_bytes, in.comm_size, in.topology};
   r.decision = tuning::decide(r.query);

@@ -19,6 +19,7 @@ struct RouteInput {
   bool contiguous = true;         // local: both sides' datatypes are contiguous
   std::uint64_t agreed_bytes = 0; // tuning::kUnknownSize when ranks need not agree on one
   tuning::Topology topology = tuning::Topology::any;
+  bool nccl_everywhere = true;    // every rank can load NCCL and has a device (tuning/world_map.h)
 };
 
 struct Route {

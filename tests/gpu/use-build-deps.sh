@@ -8,3 +8,17 @@ export PKG_CONFIG_PATH=$MPICH_ROOT/usr/lib/x86_64-linux-gnu/pkgconfig:$MPICH_ROO
 export PKG_CONFIG_SYSROOT_DIR=$MPICH_ROOT   # the .pc files say /usr: prefix their -I and -L paths
 export CPATH=$MPICH_ROOT/usr/include:$CPATH
 unset _deps_here
+# mpicc/mpicxx -show answer with the /usr paths the packages were built for: wrappers in their place
+# rewrite those answers to the unpacked tree, so CMake's FindMPI (and anyone asking) gets real paths.
+for _w in mpicc mpicxx; do
+  rm -f "$MPICH_ROOT/usr/bin/$_w"
+  cat > "$MPICH_ROOT/usr/bin/$_w" <<WRAP
+#!/usr/bin/env bash
+case "\${1:-}" in
+  -show|-compile[-_]info|-link[-_]info|-showme*) "$MPICH_ROOT/usr/bin/$_w.mpich" "\$@" | sed "s# /usr/# $MPICH_ROOT/usr/#g; s#-I/usr/#-I$MPICH_ROOT/usr/#g; s#-L/usr/#-L$MPICH_ROOT/usr/#g" ;;
+  *) exec "$MPICH_ROOT/usr/bin/$_w.mpich" "\$@" ;;
+esac
+WRAP
+  chmod +x "$MPICH_ROOT/usr/bin/$_w"
+done
+unset _w

@@ -37,6 +37,8 @@ BaseMpiQuirks BaseMpiQuirks::detect() {
   const bool library_present = MPIX_Query_cuda_support() == 1;
   quirks.inplace_reduce_at_nonzero_root_crashes =
       is_mpich_4_0() && !device_collectives_disabled() && !library_present;
+  // The library avoids this one too (base_call.cpp), for blocking calls.
+  quirks.inplace_reduce_scatter_large_aborts = is_mpich_4_0() && !library_present;
   quirks.single_rank_allgatherv_ignores_displs = probe_single_rank_allgatherv();
   return quirks;
 }

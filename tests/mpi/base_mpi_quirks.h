@@ -1,8 +1,10 @@
 // Bugs of the base MPI that the host-buffer tests step around, reporting each skipped case.
-// Both were found in Debian's MPICH 4.0.2 (ch4:ucx) with plain MPICH, no library loaded:
+// All were found in Debian's MPICH 4.0.2 (ch4:ucx) with plain MPICH, no library loaded:
 //  - MPI_Reduce with MPI_IN_PLACE at a root other than 0 dereferences MPI_IN_PLACE and crashes once
 //    the message exceeds about 2 KiB (512 ints pass, 600 crash); MPIR_CVAR_DEVICE_COLLECTIVES=none
 //    avoids it, so the ch4 device-level reduce is at fault.
+//  - MPI_Reduce_scatter with MPI_IN_PLACE and uneven blocks of ~64 Ki elements fails an internal
+//    assertion ("memcpy argument memory ranges overlap") and aborts, on 2 and 3 ranks.
 //  - MPI_Allgatherv on a 1-rank communicator, not in place, ignores displs[0] and writes at offset 0.
 // Each is detected at run time, so an MPI without the bug runs the full test.
 #pragma once
@@ -13,8 +15,10 @@ namespace mcrp_test {
 struct BaseMpiQuirks {
   bool inplace_reduce_at_nonzero_root_crashes = false;  // for messages over kInplaceReduceSafeBytes
   bool single_rank_allgatherv_ignores_displs = false;
+  bool inplace_reduce_scatter_large_aborts = false;  // blocks of kLargeReduceScatterBlock elements
 
   static constexpr MPI_Count kInplaceReduceSafeBytes = 2048;
+  static constexpr MPI_Count kLargeReduceScatterBlock = 65539;
 
   // Call after MPI_Init; uses only PMPI_ and MPI_Get_library_version, never the library under test.
   static BaseMpiQuirks detect();

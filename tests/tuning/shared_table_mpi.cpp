@@ -1,5 +1,6 @@
 // MPI test (3 ranks): only rank 0 can read the tuning file, yet every rank ends with the same table
 // (same hash, same origin); a bad file gives every rank the same message and the built-in table.
+// Also: the WORLD map (tuning/world_map.h) classifies communicators as the collective query does.
 // Exit status 0 when every check passed on every rank.
 #include <mpi.h>
 #include <unistd.h>
@@ -11,7 +12,9 @@
 
 #include "tests/tuning/tuning_test_support.h"
 #include "tuning/shared_table.h"
+#include "tuning/topology.h"
 #include "tuning/tuning_file.h"
+#include "tuning/world_map.h"
 
 using namespace mcrp::tuning;
 
@@ -99,6 +102,28 @@ void initialize_reads_the_environment() {
   if (g_rank == 0) std::remove(path.c_str());
 }
 
+// The WORLD map answers what the collective classification answers, without communicating, and
+// says NCCL is usable on a communicator only when every member said so.
+void world_map_matches_the_collective_classification() {
+  check(facts_from_world_map(MPI_COMM_WORLD).topology == Topology::any, "no node map before learn_world_map");
+  const bool usable = g_rank != 1;  // rank 1 pretends it cannot load NCCL
+  const int local_rank = learn_world_map(usable);
+  MPI_Comm node = MPI_COMM_NULL, halves = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_rank = -1;
+  MPI_Comm_rank(node, &node_rank);
+  check(local_rank == node_rank, "learn_world_map returns the rank on the node");
+  MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, -g_rank, &halves);  // reversed order inside each half
+  for (MPI_Comm comm : {MPI_COMM_WORLD, MPI_COMM_SELF, node, halves}) {
+    check(facts_from_world_map(comm).topology == classify_topology(comm), "world map topology equals classify_topology");
+  }
+  check(!facts_from_world_map(MPI_COMM_WORLD).nccl_everywhere, "no NCCL on WORLD when rank 1 lacks it");
+  check(facts_from_world_map(MPI_COMM_SELF).nccl_everywhere == usable, "NCCL on SELF is the rank's own answer");
+  check(facts_from_world_map(halves).nccl_everywhere == (g_rank % 2 == 0), "NCCL on the half without rank 1");
+  MPI_Comm_free(&node);
+  MPI_Comm_free(&halves);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,6 +139,7 @@ int main(int argc, char** argv) {
   bad_file_falls_back_everywhere("version.json", R"({"version": 99, "collectives": {}})", "unsupported version 99");
   missing_files();
   initialize_reads_the_environment();
+  world_map_matches_the_collective_classification();
   int failures = 0;
   MPI_Allreduce(&g_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0) std::printf("%s: %d failed checks\n", failures == 0 ? "PASS" : "FAIL", failures);

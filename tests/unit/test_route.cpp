@@ -51,6 +51,16 @@ TEST_F(RouteTest, UnsupportedTypeOrOpIsStaged) {
   EXPECT_EQ(choose_route(in).path, Path::staged);
 }
 
+TEST_F(RouteTest, WithoutNcclOnEveryRankDeviceCallsAreStaged) {
+  RouteInput in = device_call(CollKind::allreduce);
+  in.nccl_everywhere = false;
+  EXPECT_EQ(choose_route(in).path, Path::staged);
+  setenv("MCRPMPI_ALLREDUCE", "nccl", 1);  // not even forced: some rank could not run it
+  tuning::load_settings();
+  EXPECT_EQ(choose_route(in).path, Path::staged);
+  unsetenv("MCRPMPI_ALLREDUCE");
+}
+
 TEST_F(RouteTest, ScansAreStaged) {
   EXPECT_EQ(choose_route(device_call(CollKind::scan)).path, Path::staged);
   EXPECT_EQ(choose_route(device_call(CollKind::exscan)).path, Path::staged);
