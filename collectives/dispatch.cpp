@@ -253,15 +253,27 @@ int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Re
   return guarded(call, request, [&] { return route_device_aware(call, base, mode, request); });
 }
 
-int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCall blocking, MPI_Request* request) {
-  if (!device::cuda_available()) return call_base(init, call, call.sendbuf, call.recvbuf, request);
+namespace {
+
+// The base MPI's own persistent request, registered so that the Wait/Test family can work around
+// MPICH 4.0.2's handling of inactive ones (requests_persistent.h).
+int init_base_persistent(const BaseCall& init, const CollCall& call, MPI_Request* request) {
+  const int rc = call_base(init, call, call.sendbuf, call.recvbuf, request);
+  if (rc == MPI_SUCCESS) register_base_persistent(*request);
+  return rc;
+}
+
+}  // namespace
+
+int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCall nonblocking, MPI_Request* request) {
+  if (!device::cuda_available()) return init_base_persistent(init, call, request);
   return guarded(call, request, [&] {
     Prepared p;
     LocalMemory memory;
     bool is_inter = false;
-    if (!locate_call(call, p, &memory, &is_inter) || !memory.device) return call_base(init, call, call.sendbuf, call.recvbuf, request);
+    if (!locate_call(call, p, &memory, &is_inter) || !memory.device) return init_base_persistent(init, call, request);
     Status status = validate(p);
-    if (status.ok()) status = create_persistent(call, std::move(blocking), request);
+    if (status.ok()) status = create_persistent(call, std::move(nonblocking), request);
     return status.ok() ? MPI_SUCCESS : fail(call, p.size, status, request);
   });
 }

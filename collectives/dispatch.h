@@ -26,7 +26,7 @@ int run_collective(const CollCall& call, const BaseCall& base, Mode mode = Mode:
 
 // Persistent forms: `init` is PMPI_<Coll>_init. Host buffers get the base MPI's persistent request.
 // Device buffers get a library-owned persistent request (requests_persistent.h) that runs the call
-// through the router with `blocking` at every MPI_Start.
-int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCall blocking, MPI_Request* request);
+// through the router as a nonblocking call, with `nonblocking`, at every MPI_Start.
+int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCall nonblocking, MPI_Request* request);
 
 }  // namespace mcrp

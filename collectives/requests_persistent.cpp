@@ -12,9 +12,31 @@ namespace mcrp {
 namespace {
 
 struct Persistent {
+  bool device = false;  // call and nonblocking are set: the library runs the collective
   CollCall call;
-  OwnedBaseCall blocking;
+  OwnedBaseCall nonblocking;
+  std::mutex mutex;                      // the fields below change in any thread that waits on the handle
+  MPI_Request inner = MPI_REQUEST_NULL;  // the started collective, until it has completed
+  bool active = false;                   // started, and not yet completed by the base MPI
 };
+
+std::atomic<int> g_in_flight{0};  // registered handles whose inner request is not yet complete
+
+// Completes or tests `entry`'s inner request; `wait` blocks. Returns the inner request's error.
+int settle_inner(Persistent& entry, bool wait, bool* running) {
+  std::lock_guard<std::mutex> lock(entry.mutex);
+  *running = false;
+  if (entry.inner == MPI_REQUEST_NULL) return MPI_SUCCESS;
+  int done = 1;
+  const int rc = wait ? PMPI_Wait(&entry.inner, MPI_STATUS_IGNORE) : PMPI_Test(&entry.inner, &done, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS || done) {
+    entry.inner = MPI_REQUEST_NULL;  // completed (an erroneous one is freed by the base MPI too)
+    g_in_flight.fetch_sub(1, std::memory_order_acq_rel);
+    return rc;
+  }
+  *running = true;
+  return MPI_SUCCESS;
+}
 
 class Registry {
  public:
@@ -30,6 +52,7 @@ class Registry {
     const auto it = entries_.find(handle);
     return it == entries_.end() ? nullptr : it->second;
   }
+  std::size_t size() const { return size_.load(std::memory_order_acquire); }
   void erase(MPI_Request handle) {
     if (size_.load(std::memory_order_acquire) == 0) return;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -50,28 +73,77 @@ Registry& registry() {
 
 }  // namespace
 
-Status create_persistent(const CollCall& call, OwnedBaseCall blocking, MPI_Request* request) {
+Status create_persistent(const CollCall& call, OwnedBaseCall nonblocking, MPI_Request* request) {
   const int rc = PMPI_Barrier_init(MPI_COMM_SELF, MPI_INFO_NULL, request);
   if (rc != MPI_SUCCESS) return already_raised(rc);
   auto entry = std::make_shared<Persistent>();
+  entry->device = true;
   entry->call = call;
-  entry->blocking = std::move(blocking);
+  entry->nonblocking = std::move(nonblocking);
   registry().add(*request, std::move(entry));
   return {};
 }
 
+void register_base_persistent(MPI_Request request) {
+  if (request != MPI_REQUEST_NULL) registry().add(request, std::make_shared<Persistent>());
+}
+
 int start_request(MPI_Request* request) {
   if (request == nullptr) return PMPI_Start(request);
-  if (const std::shared_ptr<Persistent> entry = registry().find(*request)) {
-    const int rc = run_collective(entry->call, BaseCall(entry->blocking));
+  const std::shared_ptr<Persistent> entry = registry().find(*request);
+  if (!entry) return PMPI_Start(request);
+  std::lock_guard<std::mutex> lock(entry->mutex);
+  if (entry->device) {
+    const int rc = run_collective(entry->call, BaseCall(entry->nonblocking), Mode::nonblocking, &entry->inner);
     if (rc != MPI_SUCCESS) return rc;
+    if (entry->inner != MPI_REQUEST_NULL) g_in_flight.fetch_add(1, std::memory_order_acq_rel);
   }
-  return PMPI_Start(request);
+  const int rc = PMPI_Start(request);
+  if (rc == MPI_SUCCESS) entry->active = true;
+  return rc;
 }
 
 int free_request(MPI_Request* request) {
-  if (request != nullptr) registry().erase(*request);
+  if (request != nullptr) {
+    // Freeing an active request lets its operation finish; this one's buffers are the user's, so
+    // finish it here rather than leave it running unseen.
+    wait_device_work(*request);
+    registry().erase(*request);
+  }
   return PMPI_Request_free(request);
+}
+
+bool persistent_collectives_exist() { return registry().size() > 0; }
+
+bool device_work_in_flight() { return g_in_flight.load(std::memory_order_acquire) > 0; }
+
+int hide_from_base(MPI_Request handle, bool* hide, bool* running) {
+  *hide = *running = false;
+  const std::shared_ptr<Persistent> entry = persistent_collectives_exist() ? registry().find(handle) : nullptr;
+  if (!entry) return MPI_SUCCESS;
+  const int rc = settle_inner(*entry, false, running);
+  std::lock_guard<std::mutex> lock(entry->mutex);
+  *hide = *running || !entry->active;
+  return rc;
+}
+
+void mark_completed(MPI_Request handle) {
+  const std::shared_ptr<Persistent> entry = persistent_collectives_exist() ? registry().find(handle) : nullptr;
+  if (!entry) return;
+  std::lock_guard<std::mutex> lock(entry->mutex);
+  entry->active = false;
+}
+
+int test_device_work(MPI_Request handle, bool* running) {
+  *running = false;
+  const std::shared_ptr<Persistent> entry = device_work_in_flight() ? registry().find(handle) : nullptr;
+  return entry ? settle_inner(*entry, false, running) : MPI_SUCCESS;
+}
+
+int wait_device_work(MPI_Request handle) {
+  bool running = false;
+  const std::shared_ptr<Persistent> entry = device_work_in_flight() ? registry().find(handle) : nullptr;
+  return entry ? settle_inner(*entry, true, &running) : MPI_SUCCESS;
 }
 
 }  // namespace mcrp

@@ -1,9 +1,17 @@
-// Device-buffer persistent collectives. The handle the user gets is a real persistent request of
-// the base MPI (an MPI_Barrier_init on MPI_COMM_SELF, which completes as soon as it is started), so
-// Wait/Test/Request_get_status/Request_free and mixing with other requests all work unchanged. The
-// library keeps a registry from that handle to the collective; MPI_Start/Startall run the
-// collective through the router (to completion, before starting the handle), and MPI_Request_free
-// drops the entry. Cost: such a Start blocks until the device collective is done (see README).
+// The library's view of persistent collective requests.
+//
+// Device buffers: the handle the user gets is a real persistent request of the base MPI (an
+// MPI_Barrier_init on MPI_COMM_SELF, which completes as soon as it is started), so it can sit in any
+// request array. A registry maps it to the collective: MPI_Start/Startall start the collective
+// through the router as a nonblocking call (its inner request: a generalized one for NCCL and staged
+// work, the base MPI's own otherwise) and then start the handle; the Wait/Test family
+// (collectives/wait_family.h) treats the handle as incomplete while that inner request is, and
+// MPI_Request_free completes the inner request and drops the entry.
+//
+// Host buffers: the base MPI's own persistent request, registered too (without a collective) because
+// MPICH 4.0.2's Waitany/Testany/Waitsome/Testsome report an inactive persistent collective request
+// as completed, again and again, instead of ignoring it (Waitany then never reaches the others);
+// the registry knows which are inactive, and the Wait/Test family hides those from the base MPI.
 #pragma once
 #include <mpi.h>
 
@@ -13,13 +21,31 @@
 
 namespace mcrp {
 
-// Creates the handle in *request and remembers `call` and its blocking base entry point.
-Status create_persistent(const CollCall& call, OwnedBaseCall blocking, MPI_Request* request);
+// Device buffers: creates the handle in *request and remembers `call` and its nonblocking base entry.
+Status create_persistent(const CollCall& call, OwnedBaseCall nonblocking, MPI_Request* request);
+// Host buffers: remembers a persistent collective request the base MPI made.
+void register_base_persistent(MPI_Request request);
 
-// MPI_Start for any request: runs a registered collective first, then starts the handle.
+// MPI_Start for any request: starts a registered collective first, then the handle.
 int start_request(MPI_Request* request);
-
-// MPI_Request_free for any request: forgets a registered one, then frees the handle.
+// MPI_Request_free for any request: finishes and forgets a registered one, then frees the handle.
 int free_request(MPI_Request* request);
+
+// One atomic load: false in programs without persistent collectives, which then pay nothing else.
+bool persistent_collectives_exist();
+// True while some handle has collective work in flight (one atomic load).
+bool device_work_in_flight();
+
+// Whether the base MPI must not see `handle` in Waitany/Testany/Waitsome/Testsome: a registered
+// handle that is inactive (*running false) or whose collective still runs (*running true).
+// Returns the collective's error, if it failed.
+int hide_from_base(MPI_Request handle, bool* hide, bool* running);
+// Tests (without blocking) the collective work behind `handle`; *running is false for handles that
+// are not registered or have none in flight. Returns the work's error, if it failed.
+int test_device_work(MPI_Request handle, bool* running);
+// Waits for the collective work behind `handle` (none: returns at once).
+int wait_device_work(MPI_Request handle);
+// Records that the base MPI has completed `handle` (it is inactive until its next MPI_Start).
+void mark_completed(MPI_Request handle);
 
 }  // namespace mcrp

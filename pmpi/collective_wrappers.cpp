@@ -35,14 +35,16 @@
                                 request);                                                                    \
   }
 
-// Persistent forms also hand over the blocking entry point, captured by value: a device-buffer
-// persistent request runs it (through the router) at every MPI_Start, long after this returns.
-#define MCRP_PERSISTENT_WRAPPER(NAME, BLOCKING_NAME, kind, PARAMS, ARGS)                                      \
-  extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Info info, MPI_Request* request) {                           \
-    auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, , info, request);                                           \
-    mcrp::OwnedBaseCall blocking = [=](MCRP_BASE_PARAMETERS) { return P##BLOCKING_NAME ARGS; };            \
-    return mcrp::run_persistent_init(mcrp::describe::kind ARGS, mcrp::BaseCall(base), std::move(blocking),  \
-                                     request);                                                               \
+// Persistent forms also hand over the nonblocking entry point, captured by value: a device-buffer
+// persistent request starts it (through the router) at every MPI_Start, long after this returns.
+#define MCRP_PERSISTENT_WRAPPER(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)                                     \
+  extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Info info, MPI_Request* request) {                             \
+    auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, , info, request);                                             \
+    mcrp::OwnedBaseCall nonblocking = [=](MCRP_BASE_PARAMETERS) {                                             \
+      return P##NONBLOCKING_NAME(MCRP_UNPAREN ARGS, request);                                                 \
+    };                                                                                                        \
+    return mcrp::run_persistent_init(mcrp::describe::kind ARGS, mcrp::BaseCall(base), std::move(nonblocking), \
+                                     request);                                                                 \
   }
 
 #define MCRP_IF_LARGE_0(...)
@@ -55,7 +57,7 @@
 #define MCRPMPI_COLLECTIVE(Name, NonblockingName, kind, large, PARAMS, ARGS) \
   MCRP_BLOCKING_WRAPPER(MPI_##Name, kind, PARAMS, ARGS)                      \
   MCRP_NONBLOCKING_WRAPPER(MPI_##NonblockingName, kind, PARAMS, ARGS)        \
-  MCRP_PERSISTENT_WRAPPER(MPI_##Name##_init, MPI_##Name, kind, PARAMS, ARGS)
+  MCRP_PERSISTENT_WRAPPER(MPI_##Name##_init, MPI_##NonblockingName, kind, PARAMS, ARGS)
 #include "pmpi/collectives.def"
 #undef MCRPMPI_COLLECTIVE
 #undef MCRP_COUNT
@@ -69,7 +71,7 @@
 #define MCRPMPI_COLLECTIVE(Name, NonblockingName, kind, large, PARAMS, ARGS)     \
   MCRP_IF_LARGE_##large(MCRP_BLOCKING_WRAPPER(MPI_##Name##_c, kind, PARAMS, ARGS) \
   MCRP_NONBLOCKING_WRAPPER(MPI_##NonblockingName##_c, kind, PARAMS, ARGS)         \
-  MCRP_PERSISTENT_WRAPPER(MPI_##Name##_init_c, MPI_##Name##_c, kind, PARAMS, ARGS))
+  MCRP_PERSISTENT_WRAPPER(MPI_##Name##_init_c, MPI_##NonblockingName##_c, kind, PARAMS, ARGS))
 #include "pmpi/collectives.def"
 #undef MCRPMPI_COLLECTIVE
 #undef MCRP_COUNT

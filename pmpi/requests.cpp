@@ -1,13 +1,12 @@
 // Request entry points the library must see: starting and freeing a persistent request may concern
-// a device-buffer collective the library owns (collectives/requests_persistent.h). Everything else
-// passes straight to the base MPI. The Wait/Test family and MPI_Request_get_status need no wrapper:
-// every handle the library returns is a real request of the base MPI (a persistent one, or a
-// generalized one whose poll function MPI_Wait/Test call), so the base MPI completes them itself --
-// except MPI_Testall, which works around a base-MPI defect (collectives/test_all.h).
+// a device-buffer collective the library owns (collectives/requests_persistent.h), and the Wait/Test
+// family must not report such a request complete before its collective is
+// (collectives/wait_family.h). Generalized requests (device nonblocking calls) need nothing here:
+// the base MPI's Wait/Test poll them itself.
 #include <mpi.h>
 
 #include "collectives/requests_persistent.h"
-#include "collectives/test_all.h"
+#include "collectives/wait_family.h"
 
 extern "C" {
 
@@ -27,8 +26,30 @@ int MPI_Startall(int count, MPI_Request array_of_requests[]) {
 
 int MPI_Request_free(MPI_Request* request) { return mcrp::free_request(request); }
 
+int MPI_Wait(MPI_Request* request, MPI_Status* status) { return mcrp::wait_one(request, status); }
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+  return mcrp::wait_all(count, array_of_requests, array_of_statuses);
+}
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Status* status) {
+  return mcrp::wait_any(count, array_of_requests, index, status);
+}
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[]) {
+  return mcrp::wait_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) { return mcrp::test_one(request, flag, status); }
 int MPI_Testall(int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[]) {
   return mcrp::test_all(count, array_of_requests, flag, array_of_statuses);
+}
+int MPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status) {
+  return mcrp::test_any(count, array_of_requests, index, flag, status);
+}
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[]) {
+  return mcrp::test_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  return mcrp::request_get_status(request, flag, status);
 }
 
 }  // extern "C"

@@ -51,6 +51,8 @@ const char* const kLifecycleEntryPoints[] = {
     "MPI_Init",           "MPI_Init_thread",         "MPI_Finalize",          "MPI_Comm_free",
     "MPI_Comm_disconnect", "MPIX_Query_cuda_support", "MPIX_GPU_query_support",
     "MPI_Start",          "MPI_Startall",            "MPI_Request_free",      "MPI_Testall",
+    "MPI_Wait",           "MPI_Waitall",             "MPI_Waitany",           "MPI_Waitsome",
+    "MPI_Test",           "MPI_Testany",             "MPI_Testsome",          "MPI_Request_get_status",
 };
 
 std::vector<std::string> collective_entry_points() {

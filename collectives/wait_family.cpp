@@ -1,0 +1,176 @@
+#include "collectives/wait_family.h"
+
+#include <vector>
+
+#include "collectives/progress.h"
+#include "collectives/requests_persistent.h"
+
+namespace mcrp {
+namespace {
+
+bool bad_array(int count, const MPI_Request requests[]) { return count < 0 || (count > 0 && requests == nullptr); }
+
+// The array as Waitany/Testany/Waitsome/Testsome of the base MPI should see it: registered
+// persistent collective handles that are inactive or whose collective still runs replaced by
+// MPI_REQUEST_NULL. completed(i) then records what the base MPI completed and copies it back.
+class MaskedArray {
+ public:
+  MaskedArray(int count, MPI_Request requests[]) : requests_(requests), view_(requests, requests + count), masked_(count, 0) {
+    for (int i = 0; i < count && rc_ == MPI_SUCCESS; ++i) {
+      bool hide = false, running = false;
+      rc_ = hide_from_base(requests[i], &hide, &running);
+      if (hide) {
+        masked_[i] = 1;
+        view_[i] = MPI_REQUEST_NULL;
+      }
+      any_running_ = any_running_ || running;
+    }
+  }
+  // The base MPI completed element i of the view.
+  void completed(int i) {
+    mark_completed(requests_[i]);
+    requests_[i] = view_[i];
+  }
+  MPI_Request* view() { return view_.data(); }
+  // "No active request" is not true while a hidden collective still runs.
+  bool any_running() const { return any_running_; }
+  int error() const { return rc_; }
+
+ private:
+  MPI_Request* requests_;
+  std::vector<MPI_Request> view_;
+  std::vector<char> masked_;
+  bool any_running_ = false;
+  int rc_ = MPI_SUCCESS;
+};
+
+void mark_all_completed(int count, const MPI_Request handles[]) {
+  for (int i = 0; i < count; ++i) mark_completed(handles[i]);
+}
+
+int wait_every_device_work(int count, const MPI_Request requests[]) {
+  int first_error = MPI_SUCCESS;
+  for (int i = 0; i < count; ++i) {
+    const int rc = wait_device_work(requests[i]);
+    if (first_error == MPI_SUCCESS) first_error = rc;
+  }
+  return first_error;
+}
+
+}  // namespace
+
+int wait_one(MPI_Request* request, MPI_Status* status) {
+  if (!persistent_collectives_exist() || request == nullptr) return PMPI_Wait(request, status);
+  const MPI_Request handle = *request;
+  const int device_rc = wait_device_work(handle);
+  const int rc = PMPI_Wait(request, status);
+  if (rc == MPI_SUCCESS) mark_completed(handle);
+  return device_rc != MPI_SUCCESS ? device_rc : rc;
+}
+
+int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (!persistent_collectives_exist() || bad_array(count, requests)) return PMPI_Waitall(count, requests, statuses);
+  const std::vector<MPI_Request> handles(requests, requests + count);
+  // Waiting for the device work first is safe: the base MPI keeps progressing meanwhile, and no
+  // other request's completion is needed for it to finish.
+  const int device_rc = wait_every_device_work(count, requests);
+  const int rc = PMPI_Waitall(count, requests, statuses);
+  mark_all_completed(count, handles.data());
+  return device_rc != MPI_SUCCESS ? device_rc : rc;
+}
+
+int test_one(MPI_Request* request, int* flag, MPI_Status* status) {
+  if (!persistent_collectives_exist() || request == nullptr || flag == nullptr) return PMPI_Test(request, flag, status);
+  const MPI_Request handle = *request;
+  bool running = false;
+  int rc = test_device_work(handle, &running);
+  if (rc != MPI_SUCCESS) return rc;
+  if (running) {
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
+  rc = PMPI_Test(request, flag, status);
+  if (rc == MPI_SUCCESS && *flag) mark_completed(handle);
+  return rc;
+}
+
+int test_any(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  if (!persistent_collectives_exist() || bad_array(count, requests) || index == nullptr || flag == nullptr) {
+    return PMPI_Testany(count, requests, index, flag, status);
+  }
+  MaskedArray masked(count, requests);
+  if (masked.error() != MPI_SUCCESS) return masked.error();
+  const int rc = PMPI_Testany(count, masked.view(), index, flag, status);
+  if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED) masked.completed(*index);
+  if (*flag && *index == MPI_UNDEFINED && masked.any_running()) *flag = 0;
+  return rc;
+}
+
+int test_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!persistent_collectives_exist() || bad_array(count, requests) || outcount == nullptr) {
+    return PMPI_Testsome(count, requests, outcount, indices, statuses);
+  }
+  MaskedArray masked(count, requests);
+  if (masked.error() != MPI_SUCCESS) return masked.error();
+  const int rc = PMPI_Testsome(count, masked.view(), outcount, indices, statuses);
+  if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED) {
+    for (int k = 0; k < *outcount; ++k) masked.completed(indices[k]);
+  }
+  if (*outcount == MPI_UNDEFINED && masked.any_running()) *outcount = 0;
+  return rc;
+}
+
+int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  if (!persistent_collectives_exist() || bad_array(count, requests) || index == nullptr) {
+    return PMPI_Waitany(count, requests, index, status);
+  }
+  for (;;) {
+    int flag = 0;
+    const int rc = test_any(count, requests, index, &flag, status);
+    if (rc != MPI_SUCCESS || flag) return rc;
+    drive_mpi_progress();
+  }
+}
+
+int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!persistent_collectives_exist() || bad_array(count, requests) || outcount == nullptr) {
+    return PMPI_Waitsome(count, requests, outcount, indices, statuses);
+  }
+  for (;;) {
+    const int rc = test_some(count, requests, outcount, indices, statuses);
+    if (rc != MPI_SUCCESS || *outcount != 0) return rc;
+    drive_mpi_progress();
+  }
+}
+
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  if (!persistent_collectives_exist() || flag == nullptr) return PMPI_Request_get_status(request, flag, status);
+  bool running = false;
+  const int rc = test_device_work(request, &running);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!running) return PMPI_Request_get_status(request, flag, status);
+  *flag = 0;
+  return MPI_SUCCESS;
+}
+
+int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  if (bad_array(count, requests) || flag == nullptr) {
+    return PMPI_Testall(count, requests, flag, statuses);  // the base MPI reports the bad argument
+  }
+  for (int i = 0; i < count; ++i) {
+    int done = 0;
+    const int rc = request_get_status(requests[i], &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return rc;
+    if (!done) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
+  *flag = 1;
+  const std::vector<MPI_Request> handles(requests, requests + count);
+  const int rc = PMPI_Waitall(count, requests, statuses);
+  mark_all_completed(count, handles.data());
+  return rc;
+}
+
+}  // namespace mcrp

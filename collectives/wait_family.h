@@ -1,0 +1,29 @@
+// The Wait/Test family over arrays that may hold persistent collective requests
+// (requests_persistent.h). A device one is a base-MPI request that completes as soon as it is
+// started; these functions treat it as incomplete while the collective behind it runs, so it
+// completes when the collective has, in any array and through any of them. Waitany/Testany/
+// Waitsome/Testsome also hide inactive persistent collective requests from the base MPI, which
+// (MPICH 4.0.2) would report them completed over and over. The base MPI does the rest: generalized
+// requests (device nonblocking calls) are polled by its own Wait/Test. In programs without
+// persistent collectives each function is one atomic load plus the base call.
+//
+// test_all also works around an MPICH 4.0.2 defect: its Testall fails with MPI_ERR_IN_STATUS (every
+// MPI_ERROR field 0) as soon as a completed persistent collective is in the array. Completion is
+// observed with MPI_Request_get_status (unaffected, frees nothing) and, once everything is
+// complete, finished with Waitall; nothing completes unless everything does, as MPI_Testall says.
+#pragma once
+#include <mpi.h>
+
+namespace mcrp {
+
+int wait_one(MPI_Request* request, MPI_Status* status);
+int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]);
+int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status);
+int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]);
+int test_one(MPI_Request* request, int* flag, MPI_Status* status);
+int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]);
+int test_any(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status);
+int test_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]);
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+
+}  // namespace mcrp
