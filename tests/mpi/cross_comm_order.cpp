@@ -4,7 +4,7 @@
 // A's kernel, which waits inside NCCL for the odd ranks' A kernel; on the odd ranks that kernel sits
 // queued behind their B kernel, which waits for the even rank's B kernel, queued behind its A: a
 // cycle. "One rank completes B before starting A" hangs the same way if B's launch waits for A's.
-// Guarantee 2 (a stream per communicator, launch at issue, completion by event) keeps them apart,
+// Guarantee 2 (a stream and a launch queue per communicator, completion by event) keeps them apart,
 // so every pattern below must complete within the test's timeout and give the right sums.
 #include "tests/mpi/cross_comm_order.h"
 
