@@ -11,5 +11,8 @@ shared=${MCRPMPI_SHARED:-$here/../../../shared}
 "$shared/gpu/fetch-mpich-debs.sh" "$dir"
 (cd "$dir/debs" && apt-get download -q libgtest-dev libhwloc-dev libnuma-dev libudev-dev nlohmann-json3-dev \
    libcli11-dev pkg-config pkgconf pkgconf-bin libpkgconf3 >/dev/null)
+# mpi4py's sdist, for tests/gpu/python-venv-on-device.sh (the Python GPU tests)
+mkdir -p "$dir/py"
+python3 -m pip download -q --no-binary :all: --no-deps -d "$dir/py" "mpi4py==${MCRPMPI_MPI4PY_VERSION:-4.1.2}"
 cp "$here/use-build-deps.sh" "$dir/"
 echo "fetch-build-deps: $(ls "$dir/debs" | wc -l) packages ($(du -sh "$dir/debs" | cut -f1)) in $dir/debs"
