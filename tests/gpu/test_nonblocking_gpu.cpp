@@ -1,6 +1,7 @@
-// Nonblocking collectives on device buffers (issue 3): Iallreduce (and in place), Ibcast, Iallgather,
-// Ialltoallv and Ireduce_scatter_block through NCCL, and staged ones (MPI_SHORT sum: no 16-bit
-// integers in NCCL; an MPI_Op_create user op) through pinned host memory, issued in batches and
+// Nonblocking collectives on device buffers (issue 3): every nonblocking entry point but Iexscan
+// (Iallreduce and in place, Ireduce, Ibcast, Iallgather(v), Igather(v), Iscatter(v), Ialltoall(v),
+// Ireduce_scatter(_block), Ibarrier, Iallreduce_c, Iallgatherv_c) through NCCL, and staged ones
+// (MPI_SHORT sum: no 16-bit integers in NCCL; an MPI_Op_create user op; Iscan), issued in batches and
 // completed with Waitall, Wait in reverse order, a Test loop per request, or one at a time. Then
 // the cross-communicator reordering patterns (tests/mpi/cross_comm_order.cpp) on device buffers:
 // the test that would deadlock if guarantee 2 were dropped. If the library launched every rank's
@@ -144,6 +145,7 @@ class Batch {
                                        [=](const short* s, short* r, MPI_Request* q) {
                                          return MPI_Iallreduce(s, r, n, MPI_SHORT, MPI_SUM, comm, q);
                                        }));
+    add_rooted_and_vector_forms(all, tag);
     const MPI_Op user = user_sum_;
     add(std::make_unique<Typed<int>>(space_, "Iallreduce user op (staged)" + tag, elements<int>(me, n),
                                      std::vector<int>(n, -1), sum_over_ranks<int>(p, n),
@@ -154,6 +156,80 @@ class Batch {
   }
 
  private:
+  // The other nonblocking entry points (and two _c forms): each rooted collective with its root at
+  // one end, the vector forms with uneven blocks, a scan, a barrier.
+  void add_rooted_and_vector_forms(std::vector<std::unique_ptr<Pending>>& all, const std::string& tag) const {
+    const int n = n_, p = p_, me = me_, last = p - 1;
+    MPI_Comm comm = comm_;
+    using F = Typed<float>;
+    auto add = [&](auto pending) { all.push_back(std::move(pending)); };
+    auto concatenated = [&](auto block_of) {
+      std::vector<float> v;
+      for (int k = 0; k < p; ++k) {
+        const std::vector<float> b = block_of(k);
+        v.insert(v.end(), b.begin(), b.end());
+      }
+      return v;
+    };
+    const std::vector<float> untouched_n(n, -1), untouched_np(static_cast<std::size_t>(n) * p, -1);
+    add(std::make_unique<F>(space_, "Ireduce root last" + tag, elements<float>(me, n), untouched_n,
+                            me == last ? sum_over_ranks<float>(p, n) : untouched_n,
+                            [=](const float* s, float* r, MPI_Request* q) { return MPI_Ireduce(s, r, n, MPI_FLOAT, MPI_SUM, last, comm, q); }));
+    const std::vector<float> gathered = concatenated([&](int k) { return elements<float>(k, n); });
+    add(std::make_unique<F>(space_, "Igather root 0" + tag, elements<float>(me, n), untouched_np, me == 0 ? gathered : untouched_np,
+                            [=](const float* s, float* r, MPI_Request* q) {
+                              return MPI_Igather(s, n, MPI_FLOAT, r, n, MPI_FLOAT, 0, comm, q);
+                            }));
+    add(std::make_unique<F>(space_, "Iscatter root last" + tag, elements<float>(me, n * p), untouched_n,
+                            elements<float>(last, n, me * n), [=](const float* s, float* r, MPI_Request* q) {
+                              return MPI_Iscatter(s, n, MPI_FLOAT, r, n, MPI_FLOAT, last, comm, q);
+                            }));
+    add(std::make_unique<F>(space_, "Ialltoall" + tag, concatenated([&](int k) { return elements<float>(me, n, 100 * k); }),
+                            untouched_np, concatenated([&](int k) { return elements<float>(k, n, 100 * me); }),
+                            [=](const float* s, float* r, MPI_Request* q) {
+                              return MPI_Ialltoall(s, n, MPI_FLOAT, r, n, MPI_FLOAT, comm, q);
+                            }));
+    // Uneven blocks: rank k contributes (or receives) n + k elements.
+    std::vector<int> counts(p);
+    for (int k = 0; k < p; ++k) counts[k] = n + k;
+    const std::vector<int> displs = displacements(counts);
+    const int total = displs[last] + counts[last];
+    const std::vector<float> untouched_total(total, -1), untouched_mine(counts[me], -1);
+    const std::vector<float> gathered_v = concatenated([&](int k) { return elements<float>(k, n + k); });
+    add(std::make_unique<F>(space_, "Iallgatherv" + tag, elements<float>(me, counts[me]), untouched_total, gathered_v,
+                            [=](const float* s, float* r, MPI_Request* q) {
+                              return MPI_Iallgatherv(s, counts[me], MPI_FLOAT, r, counts.data(), displs.data(), MPI_FLOAT, comm, q);
+                            }));
+    add(std::make_unique<F>(space_, "Igatherv root last" + tag, elements<float>(me, counts[me]), untouched_total,
+                            me == last ? gathered_v : untouched_total, [=](const float* s, float* r, MPI_Request* q) {
+                              return MPI_Igatherv(s, counts[me], MPI_FLOAT, r, counts.data(), displs.data(), MPI_FLOAT, last, comm, q);
+                            }));
+    add(std::make_unique<F>(space_, "Iscatterv root 0" + tag, elements<float>(me, total), untouched_mine,
+                            elements<float>(0, counts[me], displs[me]), [=](const float* s, float* r, MPI_Request* q) {
+                              return MPI_Iscatterv(s, counts.data(), displs.data(), MPI_FLOAT, r, counts[me], MPI_FLOAT, 0, comm, q);
+                            }));
+    add(std::make_unique<F>(space_, "Ireduce_scatter uneven" + tag, elements<float>(me, total), untouched_mine,
+                            sum_over_ranks<float>(p, counts[me], displs[me]), [=](const float* s, float* r, MPI_Request* q) {
+                              return MPI_Ireduce_scatter(s, r, counts.data(), MPI_FLOAT, MPI_SUM, comm, q);
+                            }));
+    add(std::make_unique<F>(space_, "Iscan (staged)" + tag, elements<float>(me, n), untouched_n, sum_over_ranks<float>(me + 1, n),
+                            [=](const float* s, float* r, MPI_Request* q) { return MPI_Iscan(s, r, n, MPI_FLOAT, MPI_SUM, comm, q); }));
+    add(std::make_unique<F>(space_, "Ibarrier" + tag, std::vector<float>(), std::vector<float>(), std::vector<float>(),
+                            [=](const float*, float*, MPI_Request* q) { return MPI_Ibarrier(comm, q); }));
+    // Large-count forms: the same machinery behind MPI_Count arguments.
+    add(std::make_unique<F>(space_, "Iallreduce_c" + tag, elements<float>(me, n), untouched_n, sum_over_ranks<float>(p, n),
+                            [=](const float* s, float* r, MPI_Request* q) {
+                              return MPI_Iallreduce_c(s, r, static_cast<MPI_Count>(n), MPI_FLOAT, MPI_SUM, comm, q);
+                            }));
+    std::vector<MPI_Count> wide_counts(counts.begin(), counts.end());
+    std::vector<MPI_Aint> wide_displs(displs.begin(), displs.end());
+    add(std::make_unique<F>(space_, "Iallgatherv_c" + tag, elements<float>(me, counts[me]), untouched_total, gathered_v,
+                            [=](const float* s, float* r, MPI_Request* q) {
+                              return MPI_Iallgatherv_c(s, wide_counts[me], MPI_FLOAT, r, wide_counts.data(), wide_displs.data(),
+                                                       MPI_FLOAT, comm, q);
+                            }));
+  }
+
   MemorySpace& space_;
   MPI_Comm comm_;
   MPI_Op user_sum_;
@@ -194,25 +270,30 @@ void run_batch(Checker& checker, const Batch& batch, Completion how) {
 
 }  // namespace
 
+// --host runs the same checks on host buffers (CPU CI): that validates the test's own references and
+// counts, so a GPU run only has the library left to fail.
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  if (!mcrp_test::select_cuda_device(MPI_COMM_WORLD)) {
+  const bool host = argc > 1 && std::string(argv[1]) == "--host";
+  if (!host && !mcrp_test::select_cuda_device(MPI_COMM_WORLD)) {
     MPI_Finalize();
     return mcrp_test::kSkipCode;
   }
   Checker checker;
   mcrp_test::DeviceMemory device;
+  mcrp_test::HostMemory host_memory;
+  MemorySpace& space = host ? static_cast<MemorySpace&>(host_memory) : device;
   MPI_Op user_sum;
   MPI_Op_create(int_sum, 1, &user_sum);
   for (int n : {0, 1, 1000, 65539}) {
-    const Batch batch(device, MPI_COMM_WORLD, user_sum, n);
+    const Batch batch(space, MPI_COMM_WORLD, user_sum, n);
     for (Completion how : {Completion::waitall, Completion::wait_reverse, Completion::test_each, Completion::one_at_a_time}) {
       run_batch(checker, batch, how);
     }
-    mcrp_test::check_cross_comm_order(checker, MPI_COMM_WORLD, device, n);
+    mcrp_test::check_cross_comm_order(checker, MPI_COMM_WORLD, space, n);
   }
   MPI_Op_free(&user_sum);
-  const int rc = checker.finish(MPI_COMM_WORLD, "test_nonblocking_gpu");
+  const int rc = checker.finish(MPI_COMM_WORLD, host ? "test_nonblocking_gpu --host" : "test_nonblocking_gpu");
   MPI_Finalize();
   return rc;
 }
