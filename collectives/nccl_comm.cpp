@@ -49,19 +49,27 @@ void mark_busy(const std::shared_ptr<NcclComm>& comm) {
   g_busy_count.store(static_cast<int>(g_busy.size()), std::memory_order_release);
 }
 
+// The state of a nonblocking communicator's pending operation: ncclInProgress, ncclSuccess, or why
+// it failed.
+ncclResult_t pending_state(ncclComm_t comm) {
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t rc = nccl_api()->CommGetAsyncError(comm, &state);
+  return rc != ncclSuccess ? rc : state;
+}
+
+// An NCCL failure as an MPI error: "what: NCCL's error (NCCL's last message)".
+Status nccl_failure(const std::string& what, ncclResult_t result, ncclComm_t comm) {
+  const NcclApi* nccl = nccl_api();
+  return Status(MPI_ERR_OTHER, what + ": " + nccl->GetErrorString(result) + " (" + nccl->GetLastError(comm) + ")");
+}
+
 // Polls a nonblocking NCCL communicator until its pending operation leaves ncclInProgress.
 Status wait_not_in_progress(ncclComm_t comm, const char* what) {
-  const NcclApi* nccl = nccl_api();
   MpiProgress progress;
   for (;;) {
-    ncclResult_t state = ncclSuccess;
-    const ncclResult_t rc = nccl->CommGetAsyncError(comm, &state);
-    if (rc != ncclSuccess) state = rc;
+    const ncclResult_t state = pending_state(comm);
     if (state == ncclSuccess) return {};
-    if (state != ncclInProgress) {
-      return Status(MPI_ERR_OTHER, std::string(what) + ": " + nccl->GetErrorString(state) + " (" +
-                                       nccl->GetLastError(comm) + ")");
-    }
+    if (state != ncclInProgress) return nccl_failure(what, state, comm);
     MCRP_TRY(progress.poll());
   }
 }
@@ -141,15 +149,12 @@ void NcclComm::step_setup() {
     }
   }
   if (phase_ == Phase::initializing) {
-    ncclResult_t state = ncclSuccess;
-    const ncclResult_t rc = nccl->CommGetAsyncError(handle, &state);
-    if (rc != ncclSuccess) state = rc;
+    const ncclResult_t state = pending_state(handle);
     if (state == ncclSuccess) {
       device::DeviceGuard guard(device);
       end_setup(device::create_ordered_stream(stream));
     } else if (state != ncclInProgress) {
-      end_setup(Status(MPI_ERR_OTHER, std::string("ncclCommInitRankConfig: ") + nccl->GetErrorString(state) + " (" +
-                                          nccl->GetLastError(handle) + ")"));
+      end_setup(nccl_failure("ncclCommInitRankConfig", state, handle));
     } else if (std::chrono::steady_clock::now() > deadline_) {
       end_setup(Status(MPI_ERR_OTHER, "NCCL communicator not initialised within MCRPMPI_NCCL_TIMEOUT=" +
                                           std::to_string(config().nccl_timeout_s) + " s"));
@@ -185,15 +190,11 @@ bool NcclComm::advance() {
     std::lock_guard<std::mutex> lock(mutex_);
     step_setup();
     if (enqueuing_ != nullptr) {
-      const NcclApi* nccl = nccl_api();
-      ncclResult_t state = ncclSuccess;
-      const ncclResult_t rc = nccl->CommGetAsyncError(handle, &state);
-      if (rc != ncclSuccess) state = rc;
+      const ncclResult_t state = pending_state(handle);
       if (state != ncclInProgress) {
         if (state != ncclSuccess) {
           broken = true;
-          enqueue_result = Status(MPI_ERR_OTHER, std::string("enqueueing NCCL work: ") + nccl->GetErrorString(state) +
-                                                     " (" + nccl->GetLastError(handle) + ")");
+          enqueue_result = nccl_failure("enqueueing NCCL work", state, handle);
         }
         enqueued = enqueuing_;
         enqueuing_ = nullptr;
@@ -275,9 +276,7 @@ void advance_nccl_comms() {
 Status settle(NcclComm& comm, ncclResult_t result, const char* what) {
   if (result == ncclSuccess) return {};
   if (result == ncclInProgress) return wait_not_in_progress(comm.handle, what);
-  const NcclApi* nccl = nccl_api();
-  return Status(MPI_ERR_OTHER, std::string(what) + ": " + nccl->GetErrorString(result) + " (" +
-                                   nccl->GetLastError(comm.handle) + ")");
+  return nccl_failure(what, result, comm.handle);
 }
 
 void release_world_nccl_comm() {

@@ -119,7 +119,7 @@ bool device_work_in_flight() { return g_in_flight.load(std::memory_order_acquire
 
 int hide_from_base(MPI_Request handle, bool* hide, bool* running) {
   *hide = *running = false;
-  const std::shared_ptr<Persistent> entry = persistent_collectives_exist() ? registry().find(handle) : nullptr;
+  const std::shared_ptr<Persistent> entry = registry().find(handle);  // no lock while the table is empty
   if (!entry) return MPI_SUCCESS;
   const int rc = settle_inner(*entry, false, running);
   std::lock_guard<std::mutex> lock(entry->mutex);
@@ -128,7 +128,7 @@ int hide_from_base(MPI_Request handle, bool* hide, bool* running) {
 }
 
 void mark_completed(MPI_Request handle) {
-  const std::shared_ptr<Persistent> entry = persistent_collectives_exist() ? registry().find(handle) : nullptr;
+  const std::shared_ptr<Persistent> entry = registry().find(handle);  // no lock while the table is empty
   if (!entry) return;
   std::lock_guard<std::mutex> lock(entry->mutex);
   entry->active = false;

@@ -44,8 +44,10 @@ class MaskedArray {
   int rc_ = MPI_SUCCESS;
 };
 
-void mark_all_completed(int count, const MPI_Request handles[]) {
-  for (int i = 0; i < count; ++i) mark_completed(handles[i]);
+// After the base MPI completed every request of an array. Only persistent handles are registered,
+// and completion leaves those in the array, so the array itself still names them.
+void mark_all_completed(int count, const MPI_Request requests[]) {
+  for (int i = 0; i < count; ++i) mark_completed(requests[i]);
 }
 
 int wait_every_device_work(int count, const MPI_Request requests[]) {
@@ -70,12 +72,11 @@ int wait_one(MPI_Request* request, MPI_Status* status) {
 
 int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (!persistent_collectives_exist() || bad_array(count, requests)) return PMPI_Waitall(count, requests, statuses);
-  const std::vector<MPI_Request> handles(requests, requests + count);
   // Waiting for the device work first is safe: the base MPI keeps progressing meanwhile, and no
   // other request's completion is needed for it to finish.
   const int device_rc = wait_every_device_work(count, requests);
   const int rc = PMPI_Waitall(count, requests, statuses);
-  mark_all_completed(count, handles.data());
+  mark_all_completed(count, requests);
   return device_rc != MPI_SUCCESS ? device_rc : rc;
 }
 
@@ -167,9 +168,8 @@ int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]
     }
   }
   *flag = 1;
-  const std::vector<MPI_Request> handles(requests, requests + count);
   const int rc = PMPI_Waitall(count, requests, statuses);
-  mark_all_completed(count, handles.data());
+  mark_all_completed(count, requests);
   return rc;
 }
 

@@ -23,4 +23,9 @@ class DeviceMemory final : public MemorySpace {
 // with kSkipCode. Every rank decides alike.
 bool select_cuda_device(MPI_Comm comm);
 
+// For tests that also run on the host: host memory when the first argument is --host (CPU CI checks
+// the test's own references that way), else this rank's CUDA device (select_cuda_device on WORLD).
+// Null when there is no device: the caller finalizes and exits with kSkipCode.
+MemorySpace* space_from_arguments(int argc, char** argv);
+
 }  // namespace mcrp_test

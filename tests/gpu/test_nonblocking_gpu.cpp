@@ -274,15 +274,13 @@ void run_batch(Checker& checker, const Batch& batch, Completion how) {
 // counts, so a GPU run only has the library left to fail.
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  const bool host = argc > 1 && std::string(argv[1]) == "--host";
-  if (!host && !mcrp_test::select_cuda_device(MPI_COMM_WORLD)) {
+  MemorySpace* chosen = mcrp_test::space_from_arguments(argc, argv);
+  if (chosen == nullptr) {
     MPI_Finalize();
     return mcrp_test::kSkipCode;
   }
+  MemorySpace& space = *chosen;
   Checker checker;
-  mcrp_test::DeviceMemory device;
-  mcrp_test::HostMemory host_memory;
-  MemorySpace& space = host ? static_cast<MemorySpace&>(host_memory) : device;
   MPI_Op user_sum;
   MPI_Op_create(int_sum, 1, &user_sum);
   for (int n : {0, 1, 1000, 65539}) {
@@ -293,7 +291,7 @@ int main(int argc, char** argv) {
     mcrp_test::check_cross_comm_order(checker, MPI_COMM_WORLD, space, n);
   }
   MPI_Op_free(&user_sum);
-  const int rc = checker.finish(MPI_COMM_WORLD, host ? "test_nonblocking_gpu --host" : "test_nonblocking_gpu");
+  const int rc = checker.finish(MPI_COMM_WORLD, (std::string("test_nonblocking_gpu on ") + space.name()).c_str());
   MPI_Finalize();
   return rc;
 }

@@ -124,22 +124,19 @@ int complete(int how, std::vector<MPI_Request>& all) {
 // library's Wait/Test family, which works around MPICH 4.0.2's Waitany/Waitsome on them.
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  const bool host = argc > 1 && std::string(argv[1]) == "--host";
-  if (!host && !mcrp_test::select_cuda_device(MPI_COMM_WORLD)) {
+  mcrp_test::MemorySpace* space = mcrp_test::space_from_arguments(argc, argv);
+  if (space == nullptr) {
     MPI_Finalize();
     return mcrp_test::kSkipCode;
   }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   Checker checker;
-  mcrp_test::DeviceMemory device_memory;
-  mcrp_test::HostMemory host_memory;
-  mcrp_test::MemorySpace& device = host ? static_cast<mcrp_test::MemorySpace&>(host_memory) : device_memory;
   MPI_Comm a, b;
   MPI_Comm_dup(MPI_COMM_WORLD, &a);
   MPI_Comm_dup(MPI_COMM_WORLD, &b);
   {
-    CommRequests on_a(device, a, 0), on_b(device, b, 1);
+    CommRequests on_a(*space, a, 0), on_b(*space, b, 1);
     const char* names[] = {"Waitall", "Testall loop", "Waitany", "Waitsome"};
     for (int start = 0; start < kStarts; ++start) {
       on_a.fill(start);
@@ -159,7 +156,7 @@ int main(int argc, char** argv) {
   }
   MPI_Comm_free(&a);
   MPI_Comm_free(&b);
-  const int rc = checker.finish(MPI_COMM_WORLD, host ? "test_persistent_gpu --host" : "test_persistent_gpu");
+  const int rc = checker.finish(MPI_COMM_WORLD, (std::string("test_persistent_gpu on ") + space->name()).c_str());
   MPI_Finalize();
   return rc;
 }
