@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "device/cuda_runtime.h"
+#include "device/handles.h"
 
 namespace mcrp {
 namespace {
@@ -44,39 +45,44 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
     offsets.push_back(packed_ ? packed_offset : static_cast<std::size_t>(b.displacement * type.extent));
     packed_offset += bytes.back();
   }
+  span_ = span_of(side, type);
   if (!packed_) {
     data = side.base;
-    return {};
+    const device::PointerInfo where = device::locate(side.base + span_.lo);
+    relocated_ = span_.bytes() > 0 && (where.kind != device::MemoryKind::device || where.device != device);
+    if (!relocated_) return {};
+    MCRP_TRY(device::acquire(device::BufferKind::device, device, span_.bytes(), scratch_));
+    data = scratch_.data() - span_.lo;  // block offsets stay relative to the user's base
+    if (!side.read && covers_span(side, type, span_)) return {};
+    return device::copy_async(scratch_.data(), side.base + span_.lo, span_.bytes(), stream,
+                              "cudaMemcpyAsync (to the NCCL communicator's device)");
   }
   // Pack: device span -> pinned image -> MPI_Pack -> pinned packed -> device scratch.
-  span_ = span_of(side, type);
   MCRP_TRY(device::acquire(device::BufferKind::device, device, packed_offset, scratch_));
   MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, span_.bytes(), host_span_));
   MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, packed_offset, host_packed_));
   data = scratch_.data();
   if (span_.bytes() == 0) return {};
-  MCRP_TRY(device::cuda_status(cudaMemcpyAsync(host_span_.data(), side.base + span_.lo, span_.bytes(),
-                                               cudaMemcpyDeviceToHost, stream),
-                               "cudaMemcpyAsync (pack)"));
+  MCRP_TRY(device::copy_async(host_span_.data(), side.base + span_.lo, span_.bytes(), stream, "cudaMemcpyAsync (pack)"));
   MCRP_TRY(device::wait_stream(stream, progress));
   if (!side.read) return {};  // an output-only side needs the image (for its holes), not packed input
   MCRP_TRY(pack_blocks(side, host_span_.data() - span_.lo, host_packed_.data(), packed_offset, false));
-  return device::cuda_status(cudaMemcpyAsync(scratch_.data(), host_packed_.data(), packed_offset,
-                                             cudaMemcpyHostToDevice, stream),
-                             "cudaMemcpyAsync (pack)");
+  return device::copy_async(scratch_.data(), host_packed_.data(), packed_offset, stream, "cudaMemcpyAsync (pack)");
 }
 
 Status DeviceView::finish(const BufferSide& side, cudaStream_t stream, device::ProgressHook& progress) {
-  if (!packed_ || !side.written || span_.bytes() == 0) return {};
+  if (!side.written || span_.bytes() == 0) return {};
+  if (relocated_) {
+    MCRP_TRY(device::copy_async(side.base + span_.lo, scratch_.data(), span_.bytes(), stream,
+                                "cudaMemcpyAsync (from the NCCL communicator's device)"));
+    return device::wait_stream(stream, progress);
+  }
+  if (!packed_) return {};
   const std::size_t packed_size = end();
-  MCRP_TRY(device::cuda_status(cudaMemcpyAsync(host_packed_.data(), scratch_.data(), packed_size,
-                                               cudaMemcpyDeviceToHost, stream),
-                               "cudaMemcpyAsync (unpack)"));
+  MCRP_TRY(device::copy_async(host_packed_.data(), scratch_.data(), packed_size, stream, "cudaMemcpyAsync (unpack)"));
   MCRP_TRY(device::wait_stream(stream, progress));
   MCRP_TRY(pack_blocks(side, host_span_.data() - span_.lo, host_packed_.data(), packed_size, true));
-  MCRP_TRY(device::cuda_status(cudaMemcpyAsync(side.base + span_.lo, host_span_.data(), span_.bytes(),
-                                               cudaMemcpyHostToDevice, stream),
-                               "cudaMemcpyAsync (unpack)"));
+  MCRP_TRY(device::copy_async(side.base + span_.lo, host_span_.data(), span_.bytes(), stream, "cudaMemcpyAsync (unpack)"));
   return device::wait_stream(stream, progress);
 }
 

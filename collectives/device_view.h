@@ -1,7 +1,10 @@
-// A buffer side as NCCL needs it: plain device bytes with each block at a known offset. Contiguous
-// datatypes are used in place; other datatypes (a rank may legally use a strided type where its
-// peers use a contiguous one) are packed through host memory into device scratch and unpacked after,
-// so that every rank still takes the NCCL path (rule 1).
+// A buffer side as NCCL needs it: plain bytes on the NCCL communicator's device with each block at a
+// known offset. Contiguous datatypes on that device are used in place. Other datatypes (a rank may
+// legally use a strided type where its peers use a contiguous one) are packed through host memory
+// into device scratch and unpacked after; a contiguous side in host memory or on another device (a
+// rank may mix them in one call, or use another GPU than the communicator's first call did) is
+// copied into device scratch and back. Either way every rank still takes the NCCL path (rule 1),
+// and no rank fails a check its peers pass.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -20,16 +23,18 @@ class DeviceView {
   std::vector<std::size_t> offsets;  // byte offset of each block from data
   std::vector<std::size_t> bytes;    // byte length of each block
 
-  // Builds the view; packs (synchronously, keeping MPI progressing) when the datatype is not contiguous.
+  // Builds the view on `device`; packs (synchronously, keeping MPI progressing) when the datatype is
+  // not contiguous, and relocates (asynchronously, on `stream`) when the memory is elsewhere.
   Status prepare(const BufferSide& side, const TypeInfo& type, int device, cudaStream_t stream,
                  device::ProgressHook& progress);
-  // After the NCCL work on `stream`: unpacks a packed written side back into the user's buffer.
+  // After the NCCL work on `stream`: unpacks or copies a written side back into the user's buffer.
   Status finish(const BufferSide& side, cudaStream_t stream, device::ProgressHook& progress);
 
   std::size_t end() const;  // one past the last byte any block covers
 
  private:
   bool packed_ = false;
+  bool relocated_ = false;
   Span span_;
   device::Buffer scratch_;     // device, packed blocks
   device::Buffer host_span_;   // pinned image of the user's span

@@ -52,50 +52,27 @@ LocalMemory classify(const Layout& layout) {
   return memory;
 }
 
-// MCRPMPI_VERIFY: one small allreduce tells whether ranks disagree on host versus device buffers.
-bool memory_disagrees(bool local_device, MPI_Comm comm) {
-  int flags[2] = {local_device ? 1 : 0, local_device ? 0 : 1};
-  int any[2] = {0, 0};
-  PMPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, comm);
-  const bool disagree = any[0] == 1 && any[1] == 1;
+// MCRPMPI_VERIFY: one small allreduce tells every rank whether ranks disagree on host versus device
+// buffers and whether any rank's arguments failed the library's checks, so that all fail together.
+struct Agreement {
+  bool memory_disagrees = false;
+  int error_class = MPI_SUCCESS;  // the largest error class any rank found (MPI_SUCCESS: none)
+};
+
+Agreement agree(bool local_device, const Status& local, MPI_Comm comm) {
+  int flags[3] = {local_device ? 1 : 0, local_device ? 0 : 1, local.error_class()};
+  int any[3] = {0, 0, 0};
+  PMPI_Allreduce(flags, any, 3, MPI_INT, MPI_MAX, comm);
+  Agreement agreement;
+  agreement.memory_disagrees = any[0] == 1 && any[1] == 1;
+  agreement.error_class = any[2];
   static bool warned = false;
-  if (disagree && !warned) {
+  if (agreement.memory_disagrees && !warned) {
     warned = true;
     std::fprintf(stderr, "mcrpmpi: warning: ranks passed host buffers and device buffers to one collective; "
                          "using the base MPI for such calls (see README, 'Memory types must match')\n");
   }
-  return disagree;
-}
-
-std::uint64_t sum_counts(const CountArray& counts, int size) {
-  std::uint64_t total = 0;
-  for (int i = 0; i < size; ++i) total += static_cast<std::uint64_t>(counts[i]);
-  return total;
-}
-
-// The message size every rank of the call agrees on, in OSU's per-rank convention.
-std::uint64_t agreed_bytes(const Prepared& p) {
-  const CollCall& c = *p.call;
-  const auto s = static_cast<std::uint64_t>(p.send_type.size);
-  const auto r = static_cast<std::uint64_t>(p.recv_type.size);
-  const bool root = p.rank == c.root;
-  switch (c.kind) {
-    case CollKind::allreduce:
-    case CollKind::reduce:
-    case CollKind::scan:
-    case CollKind::exscan:
-    case CollKind::bcast:
-    case CollKind::allgather:
-    case CollKind::alltoall:
-    case CollKind::reduce_scatter_block:
-      return static_cast<std::uint64_t>(c.recvcount) * r;
-    case CollKind::gather: return root ? c.recvcount * r : c.sendcount * s;
-    case CollKind::scatter: return root ? c.sendcount * s : c.recvcount * r;
-    case CollKind::reduce_scatter: return sum_counts(c.recvcounts, p.size) * r;
-    case CollKind::allgatherv: return sum_counts(c.recvcounts, p.size) * r / static_cast<std::uint64_t>(p.size);
-    case CollKind::barrier: return 0;
-    default: return tuning::kUnknownSize;  // alltoallv, gatherv, scatterv: per-rank sizes differ
-  }
+  return agreement;
 }
 
 std::uint64_t local_bytes(const Prepared& p) {
@@ -105,36 +82,34 @@ std::uint64_t local_bytes(const Prepared& p) {
   return static_cast<std::uint64_t>(side.total_count() * element);
 }
 
-// Argument checks the base MPI would do, needed before device pointers reach NCCL or staging.
-Status validate(const Prepared& p) {
+// What the library rejects itself, from significant arguments only (collectives/layout.h), before
+// a call reaches a path. Host-buffer calls are the base MPI's to check, except for negative counts:
+// MPICH 4.0.2 does not check them everywhere (allreduce, reduce_scatter_block and scan abort).
+// Device buffers are checked fully before their pointers reach NCCL or staging.
+Status validate(const Prepared& p, bool device) {
   const CollCall& c = *p.call;
-  if (c.sendcount < 0 || c.recvcount < 0) return Status(MPI_ERR_COUNT, "negative count");
-  if (is_rooted(c.kind) && (c.root < 0 || c.root >= p.size)) return Status(MPI_ERR_ROOT, "invalid root");
+  MCRP_TRY(check_counts(p.layout));
+  if (!device) return {};
+  MCRP_TRY(check_root(c, p.self));
   if (is_reduction(c.kind) && c.op == MPI_OP_NULL) return Status(MPI_ERR_OP, "MPI_OP_NULL");
-  for (const BufferSide* side : {&p.layout.send, &p.layout.recv}) {
-    for (const Block& b : side->blocks) {
-      if (b.count < 0) return Status(MPI_ERR_COUNT, "negative count");
-    }
-  }
   return {};
 }
 
 Status prepare_types(Prepared& p) {
-  const CollCall& c = *p.call;
-  if (p.layout.send.significant()) MCRP_TRY(type_info(c.sendtype, &p.send_type));
-  if (p.layout.recv.significant()) MCRP_TRY(type_info(c.recvtype, &p.recv_type));
-  // Sizes used by agreed_bytes() also on ranks where a side is not significant (gather's root
-  // reads recvtype, the others sendtype); a null type there stays size 0.
-  if (!p.layout.send.significant() && c.sendtype != MPI_DATATYPE_NULL) type_info(c.sendtype, &p.send_type);
-  if (!p.layout.recv.significant() && c.recvtype != MPI_DATATYPE_NULL) type_info(c.recvtype, &p.recv_type);
+  if (p.layout.send.significant()) MCRP_TRY(type_info(p.layout.send.type, &p.send_type));
+  if (p.layout.recv.significant()) MCRP_TRY(type_info(p.layout.recv.type, &p.recv_type));
   return {};
+}
+
+std::uint64_t agreed_or_unknown(const Prepared& p) {
+  return agreed_bytes(*p.call, p.layout, p.self, p.send_type, p.recv_type).value_or(tuning::kUnknownSize);
 }
 
 void log_route(const Prepared& p, const Route& route, std::uint64_t bytes) {
   if (!config().debug) return;
   char rule[256] = "";
   if (route.by_table) tuning::describe_decision(route.query, route.decision, rule, sizeof rule);
-  std::fprintf(stderr, "mcrpmpi[%d/%d]: %s bytes=%s -> %s (%s%s%s)\n", p.rank, p.size, mpi_name(p.call->kind),
+  std::fprintf(stderr, "mcrpmpi[%d/%d]: %s bytes=%s -> %s (%s%s%s)\n", p.self.rank, p.self.size, mpi_name(p.call->kind),
                bytes == tuning::kUnknownSize ? "per-rank" : std::to_string(bytes).c_str(), path_name(route.path),
                route.reason, route.by_table ? ": " : "", rule);
 }
@@ -169,19 +144,14 @@ Status run_path(Path path, const Prepared& p, const BaseCall& base, Mode mode, M
   return Status(MPI_ERR_INTERN, "unknown path");
 }
 
-// The rank, size and local memory of a call on an intracommunicator or intercommunicator; false
-// when the communicator is invalid (the base MPI then reports it).
-bool locate_call(const CollCall& call, Prepared& p, LocalMemory* memory, bool* is_inter) {
+// Where this rank stands in the call and what memory its significant buffers are; false when the
+// communicator is invalid (the base MPI then reports it).
+bool locate_call(const CollCall& call, Prepared& p, LocalMemory* memory) {
   p.call = &call;
-  int inter = 0;
-  if (PMPI_Comm_rank(call.comm, &p.rank) != MPI_SUCCESS || PMPI_Comm_test_inter(call.comm, &inter) != MPI_SUCCESS) {
-    return false;
-  }
-  PMPI_Comm_size(call.comm, &p.size);
-  p.layout = layout_of(call, p.rank, p.size);
+  if (!participant_of(call.comm, &p.self)) return false;
+  p.layout = layout_of(call, p.self);
   *memory = classify(p.layout);
   p.device = memory->ordinal;
-  *is_inter = inter != 0;
   return true;
 }
 
@@ -189,34 +159,39 @@ int route_device_aware(const CollCall& call, const BaseCall& base, Mode mode, MP
   const auto started = Clock::now();
   Prepared p;
   LocalMemory memory;
-  bool is_inter = false;
-  if (!locate_call(call, p, &memory, &is_inter)) return call_base(base, call, call.sendbuf, call.recvbuf, request);
+  if (!locate_call(call, p, &memory)) return call_base(base, call, call.sendbuf, call.recvbuf, request);
+  const int size = p.self.size;
 
+  Status status = validate(p, memory.device);
+  if (status.ok() && (memory.device || config().stats)) status = prepare_types(p);
   RouteInput in;
   in.kind = call.kind;
   in.device_memory = memory.device;
-  in.memory_disagrees = config().verify && memory_disagrees(memory.device, call.comm);
-  in.intercomm = is_inter;
-  in.comm_size = p.size;
-  Status status;
+  in.intercomm = p.self.inter;
+  in.comm_size = size;
+  if (config().verify) {
+    const Agreement agreement = agree(memory.device, status, call.comm);
+    in.memory_disagrees = agreement.memory_disagrees;
+    if (status.ok() && agreement.error_class != MPI_SUCCESS) {
+      status = Status(agreement.error_class, "another rank passed arguments that failed the library's checks "
+                                             "(MCRPMPI_VERIFY)");
+    }
+  }
+  if (!status.ok()) return fail(call, size, status, request);
   if (memory.device) {
-    status = validate(p);
-    if (status.ok()) status = prepare_types(p);
-    if (!status.ok()) return fail(call, p.size, status, request);
     ncclDataType_t nccl_type;
     ncclRedOp_t nccl_op;
     in.nccl_reducible = to_nccl_type(call.recvtype, &nccl_type) && to_nccl_op(call.op, &nccl_op);
     in.contiguous = p.send_type.contiguous() && p.recv_type.contiguous();
-    in.agreed_bytes = agreed_bytes(p);
+    in.agreed_bytes = agreed_or_unknown(p);
     // Only calls that can reach the tuning table pay for the (local, cached) lookup.
-    if (p.size > 1 && !is_inter && !in.memory_disagrees && in.agreed_bytes != 0) {
+    if (size > 1 && !p.self.inter && !in.memory_disagrees && in.agreed_bytes != 0) {
       const tuning::CommFacts facts = comm_facts(call.comm);
       in.topology = facts.topology;
       in.nccl_everywhere = facts.nccl_everywhere;
     }
   } else if (config().stats) {
-    prepare_types(p);
-    in.agreed_bytes = agreed_bytes(p);
+    in.agreed_bytes = agreed_or_unknown(p);
   }
   const Route route = choose_route(in);
   if (memory.device) log_route(p, route, in.agreed_bytes);
@@ -226,7 +201,7 @@ int route_device_aware(const CollCall& call, const BaseCall& base, Mode mode, MP
     const std::uint64_t bytes = in.agreed_bytes != tuning::kUnknownSize ? in.agreed_bytes : local_bytes(p);
     stats::record(call.kind, route.path, bytes, std::chrono::duration<double>(Clock::now() - started).count());
   }
-  return status.ok() ? MPI_SUCCESS : fail(call, p.size, status, request);
+  return status.ok() ? MPI_SUCCESS : fail(call, size, status, request);
 }
 
 // No exception crosses the C ABI: what escapes the routing becomes an MPI error.
@@ -244,12 +219,21 @@ int guarded(const CollCall& call, MPI_Request* request, Fn&& body) {
 }  // namespace
 
 int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
-  // MPICH 4.0.2 does not check for a negative count and overwrites its stack: two compares here
-  // turn that into MPI_ERR_COUNT (vector counts are checked only on the device path).
-  if (call.sendcount < 0 || call.recvcount < 0) {
-    return fail(call, 0, Status(MPI_ERR_COUNT, "negative count"), request);
+  const Config& settings = config();
+  if (!device::cuda_available() && !settings.stats && !settings.verify) {
+    // Pass-through. Only a negative count needs a look first (MPICH 4.0.2 does not check all of them
+    // and crashes): two compares, then the layout decides whether the count is significant at all.
+    if (call.sendcount >= 0 && call.recvcount >= 0) return call_base(base, call, call.sendbuf, call.recvbuf, request);
+    return guarded(call, request, [&] {
+      Prepared p;
+      LocalMemory memory;
+      if (locate_call(call, p, &memory)) {
+        const Status status = validate(p, false);
+        if (!status.ok()) return fail(call, p.self.size, status, request);
+      }
+      return call_base(base, call, call.sendbuf, call.recvbuf, request);
+    });
   }
-  if (!device::cuda_available() && !config().stats) return call_base(base, call, call.sendbuf, call.recvbuf, request);
   return guarded(call, request, [&] { return route_device_aware(call, base, mode, request); });
 }
 
@@ -266,15 +250,14 @@ int init_base_persistent(const BaseCall& init, const CollCall& call, MPI_Request
 }  // namespace
 
 int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCall nonblocking, MPI_Request* request) {
-  if (!device::cuda_available()) return init_base_persistent(init, call, request);
   return guarded(call, request, [&] {
     Prepared p;
     LocalMemory memory;
-    bool is_inter = false;
-    if (!locate_call(call, p, &memory, &is_inter) || !memory.device) return init_base_persistent(init, call, request);
-    Status status = validate(p);
-    if (status.ok()) status = create_persistent(call, std::move(nonblocking), request);
-    return status.ok() ? MPI_SUCCESS : fail(call, p.size, status, request);
+    if (!locate_call(call, p, &memory)) return init_base_persistent(init, call, request);
+    Status status = validate(p, memory.device);
+    if (status.ok() && memory.device) status = create_persistent(call, std::move(nonblocking), request);
+    if (!status.ok()) return fail(call, p.self.size, status, request);
+    return memory.device ? MPI_SUCCESS : init_base_persistent(init, call, request);
   });
 }
 

@@ -8,16 +8,16 @@ namespace {
 
 std::vector<Block> single(MPI_Count count) { return {Block{0, count}}; }
 
-// size blocks of `count` elements, block i at i*count: the per-rank slots of uniform collectives.
-std::vector<Block> per_rank(int size, MPI_Count count) {
-  std::vector<Block> blocks(static_cast<std::size_t>(size));
-  for (int i = 0; i < size; ++i) blocks[i] = Block{i * count, count};
+// `ranks` blocks of `count` elements, block i at i*count: the per-rank slots of uniform collectives.
+std::vector<Block> per_rank(int ranks, MPI_Count count) {
+  std::vector<Block> blocks(static_cast<std::size_t>(ranks));
+  for (int i = 0; i < ranks; ++i) blocks[i] = Block{i * count, count};
   return blocks;
 }
 
-std::vector<Block> per_rank(int size, const CountArray& counts, const CountArray& displs) {
-  std::vector<Block> blocks(static_cast<std::size_t>(size));
-  for (int i = 0; i < size; ++i) blocks[i] = Block{displs[i], counts[i]};
+std::vector<Block> per_rank(int ranks, const CountArray& counts, const CountArray& displs) {
+  std::vector<Block> blocks(static_cast<std::size_t>(ranks));
+  for (int i = 0; i < ranks; ++i) blocks[i] = Block{displs[i], counts[i]};
   return blocks;
 }
 
@@ -41,13 +41,32 @@ BufferSide output(void* base, MPI_Datatype type, std::vector<Block> blocks, bool
   return side;
 }
 
-MPI_Count sum(const CountArray& counts, int size) {
+MPI_Count sum(const CountArray& counts, int ranks) {
   MPI_Count total = 0;
-  for (int i = 0; i < size; ++i) total += counts[i];
+  for (int i = 0; i < ranks; ++i) total += counts[i];
   return total;
 }
 
 }  // namespace
+
+bool participant_of(MPI_Comm comm, Participant* out) {
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || PMPI_Comm_rank(comm, &out->rank) != MPI_SUCCESS) {
+    return false;
+  }
+  PMPI_Comm_size(comm, &out->size);
+  out->inter = inter != 0;
+  out->peers = out->size;
+  if (out->inter) PMPI_Comm_remote_size(comm, &out->peers);
+  return true;
+}
+
+Role role_of(const CollCall& c, const Participant& self) {
+  if (!is_rooted(c.kind)) return Role::member;
+  if (!self.inter) return self.rank == c.root ? Role::root : Role::member;
+  if (c.root == MPI_ROOT) return Role::root;
+  return c.root == MPI_PROC_NULL ? Role::bystander : Role::member;
+}
 
 MPI_Count BufferSide::total_count() const {
   MPI_Count total = 0;
@@ -55,10 +74,17 @@ MPI_Count BufferSide::total_count() const {
   return total;
 }
 
-Layout layout_of(const CollCall& c, int rank, int size) {
+Layout layout_of(const CollCall& c, const Participant& self) {
   Layout l;
-  const bool in_place = c.in_place();
-  const bool at_root = rank == c.root;
+  const bool in_place = c.in_place();  // never on an intercommunicator: MPI forbids it there
+  const Role role = role_of(c, self);
+  const bool root = role == Role::root;
+  const bool member = role == Role::member;
+  // Reduce, gather(v), scatter(v): on an intracommunicator the root's own contribution or share
+  // travels through its buffers too (unless MPI_IN_PLACE); on an intercommunicator the root's group
+  // only receives (reduce, gather) or only sends (scatter).
+  const bool root_own_block = root && !self.inter;
+  const int peers = self.peers;
   switch (c.kind) {
     case CollKind::allreduce:
     case CollKind::scan:
@@ -67,64 +93,82 @@ Layout layout_of(const CollCall& c, int rank, int size) {
       l.recv = output(c.recvbuf, c.recvtype, single(c.recvcount), in_place);
       break;
     case CollKind::reduce:
-      if (!(in_place && at_root)) l.send = input(c.sendbuf, c.sendtype, single(c.sendcount));
-      if (at_root) l.recv = output(c.recvbuf, c.recvtype, single(c.recvcount), in_place);
+      if (member || (root_own_block && !in_place)) l.send = input(c.sendbuf, c.sendtype, single(c.sendcount));
+      if (root) l.recv = output(c.recvbuf, c.recvtype, single(c.recvcount), in_place);
       break;
     case CollKind::bcast:
-      if (at_root) {
-        l.recv = input(c.recvbuf, c.recvtype, single(c.recvcount));
-      } else {
-        l.recv = output(c.recvbuf, c.recvtype, single(c.recvcount), false);
-      }
+      if (root) l.recv = input(c.recvbuf, c.recvtype, single(c.recvcount));
+      if (member) l.recv = output(c.recvbuf, c.recvtype, single(c.recvcount), false);
       break;
     case CollKind::allgather:
       if (!in_place) l.send = input(c.sendbuf, c.sendtype, single(c.sendcount));
-      l.recv = output(c.recvbuf, c.recvtype, per_rank(size, c.recvcount), in_place);
+      l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcount), in_place);
       break;
     case CollKind::allgatherv:
       if (!in_place) l.send = input(c.sendbuf, c.sendtype, single(c.sendcount));
-      l.recv = output(c.recvbuf, c.recvtype, per_rank(size, c.recvcounts, c.rdispls), in_place);
+      l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcounts, c.rdispls), in_place);
       break;
     case CollKind::alltoall:
-      if (!in_place) l.send = input(c.sendbuf, c.sendtype, per_rank(size, c.sendcount));
-      l.recv = output(c.recvbuf, c.recvtype, per_rank(size, c.recvcount), in_place);
+      if (!in_place) l.send = input(c.sendbuf, c.sendtype, per_rank(peers, c.sendcount));
+      l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcount), in_place);
       break;
     case CollKind::alltoallv:
-      if (!in_place) l.send = input(c.sendbuf, c.sendtype, per_rank(size, c.sendcounts, c.sdispls));
-      l.recv = output(c.recvbuf, c.recvtype, per_rank(size, c.recvcounts, c.rdispls), in_place);
+      if (!in_place) l.send = input(c.sendbuf, c.sendtype, per_rank(peers, c.sendcounts, c.sdispls));
+      l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcounts, c.rdispls), in_place);
       break;
     case CollKind::gather:
-      if (!(in_place && at_root)) l.send = input(c.sendbuf, c.sendtype, single(c.sendcount));
-      if (at_root) l.recv = output(c.recvbuf, c.recvtype, per_rank(size, c.recvcount), in_place);
+      if (member || (root_own_block && !in_place)) l.send = input(c.sendbuf, c.sendtype, single(c.sendcount));
+      if (root) l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcount), in_place);
       break;
     case CollKind::gatherv:
-      if (!(in_place && at_root)) l.send = input(c.sendbuf, c.sendtype, single(c.sendcount));
-      if (at_root) l.recv = output(c.recvbuf, c.recvtype, per_rank(size, c.recvcounts, c.rdispls), in_place);
+      if (member || (root_own_block && !in_place)) l.send = input(c.sendbuf, c.sendtype, single(c.sendcount));
+      if (root) l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcounts, c.rdispls), in_place);
       break;
     case CollKind::scatter:
-      if (at_root) l.send = input(c.sendbuf, c.sendtype, per_rank(size, c.sendcount));
-      if (!(c.recvbuf == MPI_IN_PLACE && at_root)) l.recv = output(c.recvbuf, c.recvtype, single(c.recvcount), false);
+      if (root) l.send = input(c.sendbuf, c.sendtype, per_rank(peers, c.sendcount));
+      if (member || (root_own_block && c.recvbuf != MPI_IN_PLACE)) {
+        l.recv = output(c.recvbuf, c.recvtype, single(c.recvcount), false);
+      }
       break;
     case CollKind::scatterv:
-      if (at_root) l.send = input(c.sendbuf, c.sendtype, per_rank(size, c.sendcounts, c.sdispls));
-      if (!(c.recvbuf == MPI_IN_PLACE && at_root)) l.recv = output(c.recvbuf, c.recvtype, single(c.recvcount), false);
+      if (root) l.send = input(c.sendbuf, c.sendtype, per_rank(peers, c.sendcounts, c.sdispls));
+      if (member || (root_own_block && c.recvbuf != MPI_IN_PLACE)) {
+        l.recv = output(c.recvbuf, c.recvtype, single(c.recvcount), false);
+      }
       break;
+    // Reduce-scatter vectors span the local group, on an intercommunicator too (MPI 4.1, 6.10).
     case CollKind::reduce_scatter_block: {
-      const MPI_Count total = c.recvcount * size;
+      const MPI_Count total = c.recvcount * self.size;
       if (!in_place) l.send = input(c.sendbuf, c.sendtype, single(total));
       l.recv = output(c.recvbuf, c.recvtype, single(in_place ? total : c.recvcount), in_place);
       break;
     }
     case CollKind::reduce_scatter: {
-      const MPI_Count total = sum(c.recvcounts, size);
+      const MPI_Count total = sum(c.recvcounts, self.size);
       if (!in_place) l.send = input(c.sendbuf, c.sendtype, single(total));
-      l.recv = output(c.recvbuf, c.recvtype, single(in_place ? total : c.recvcounts[rank]), in_place);
+      l.recv = output(c.recvbuf, c.recvtype, single(in_place ? total : c.recvcounts[self.rank]), in_place);
       break;
     }
     case CollKind::barrier:
       break;
   }
   return l;
+}
+
+Status check_counts(const Layout& layout) {
+  for (const BufferSide* side : {&layout.send, &layout.recv}) {
+    for (const Block& b : side->blocks) {
+      if (b.count < 0) return Status(MPI_ERR_COUNT, "negative count");
+    }
+  }
+  return {};
+}
+
+Status check_root(const CollCall& c, const Participant& self) {
+  if (!is_rooted(c.kind)) return {};
+  const bool valid = self.inter ? c.root == MPI_ROOT || c.root == MPI_PROC_NULL || (c.root >= 0 && c.root < self.peers)
+                                : c.root >= 0 && c.root < self.size;
+  return valid ? Status() : Status(MPI_ERR_ROOT, "invalid root " + std::to_string(c.root));
 }
 
 Status type_info(MPI_Datatype type, TypeInfo* info) {
@@ -139,6 +183,40 @@ Status type_info(MPI_Datatype type, TypeInfo* info) {
   return {};
 }
 
+std::optional<std::uint64_t> agreed_bytes(const CollCall& c, const Layout& layout, const Participant& self,
+                                          const TypeInfo& send_type, const TypeInfo& recv_type) {
+  if (self.inter) return std::nullopt;
+  const auto s = static_cast<std::uint64_t>(send_type.size);
+  const auto r = static_cast<std::uint64_t>(recv_type.size);
+  // Reductions and bcast have one count and one datatype, significant on every rank; the side that
+  // carries it differs (reduce: the root receives, the others send).
+  const std::uint64_t one_type = layout.recv.significant() ? r : s;
+  const bool root = role_of(c, self) == Role::root;
+  switch (c.kind) {
+    case CollKind::allreduce:
+    case CollKind::reduce:
+    case CollKind::scan:
+    case CollKind::exscan:
+    case CollKind::bcast:
+    case CollKind::reduce_scatter_block:
+      return static_cast<std::uint64_t>(c.recvcount) * one_type;
+    case CollKind::allgather:
+    case CollKind::alltoall:
+      return static_cast<std::uint64_t>(c.recvcount) * r;
+    case CollKind::gather: return static_cast<std::uint64_t>(root ? c.recvcount * r : c.sendcount * s);
+    case CollKind::scatter: return static_cast<std::uint64_t>(root ? c.sendcount * s : c.recvcount * r);
+    case CollKind::reduce_scatter: return static_cast<std::uint64_t>(sum(c.recvcounts, self.size)) * r;
+    case CollKind::allgatherv:
+      return static_cast<std::uint64_t>(sum(c.recvcounts, self.size)) * r / static_cast<std::uint64_t>(self.size);
+    case CollKind::barrier: return 0;
+    case CollKind::alltoallv:
+    case CollKind::gatherv:
+    case CollKind::scatterv:
+      break;
+  }
+  return std::nullopt;
+}
+
 Span span_of(const BufferSide& side, const TypeInfo& type) {
   Span span;
   bool first = true;
@@ -151,6 +229,10 @@ Span span_of(const BufferSide& side, const TypeInfo& type) {
     first = false;
   }
   return span;
+}
+
+bool covers_span(const BufferSide& side, const TypeInfo& type, const Span& span) {
+  return type.contiguous() && static_cast<std::size_t>(side.total_count() * type.size) == span.bytes();
 }
 
 }  // namespace mcrp

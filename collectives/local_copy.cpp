@@ -5,6 +5,7 @@
 #include "collectives/paths.h"
 #include "collectives/progress.h"
 #include "device/cuda_runtime.h"
+#include "device/handles.h"
 #include "device/ordered_streams.h"
 
 namespace mcrp {
@@ -20,7 +21,7 @@ Status run_local_copy(const Prepared& p) {
   char* to = recv.base + recv.blocks[0].displacement * p.recv_type.extent;
   cudaStream_t stream = nullptr;
   MCRP_TRY(device::copy_stream(p.device, &stream));
-  MCRP_TRY(device::cuda_status(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, stream), "cudaMemcpyAsync"));
+  MCRP_TRY(device::copy_async(to, from, bytes, stream, "cudaMemcpyAsync"));
   MpiProgress progress;
   return device::wait_stream(stream, progress);
 }

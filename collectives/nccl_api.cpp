@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "device/fake_device.h"
+
 namespace mcrp {
 namespace {
 
@@ -22,6 +24,10 @@ bool bind(void* library, const char* name, Fn* slot, std::string* missing) {
 
 Loaded load() {
   Loaded loaded;
+  if (device::fake_device()) {
+    loaded.error = "NCCL is not used with the fake device (MCRPMPI_FAKE_DEVICE)";
+    return loaded;
+  }
   const char* configured = std::getenv("MCRPMPI_NCCL_LIBRARY");
   const char* name = configured != nullptr && configured[0] != '\0' ? configured : "libnccl.so.2";
   void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL);

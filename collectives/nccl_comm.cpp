@@ -245,12 +245,9 @@ Status nccl_comm_for(MPI_Comm comm, int device, std::shared_ptr<NcclComm>* out) 
     value = entry;
   }
   const std::shared_ptr<NcclComm>& nccl = static_cast<CommEntry*>(value)->nccl;
+  // A call whose buffers are on another device than the communicator's still runs on it: its
+  // device views copy them over (collectives/device_view.h), so no rank fails alone.
   if (nccl->broken) return Status(MPI_ERR_OTHER, "the NCCL communicator was aborted after an earlier failure");
-  if (nccl->device != device) {
-    return Status(MPI_ERR_BUFFER, "buffer is on CUDA device " + std::to_string(device) +
-                                      " but this communicator's NCCL communicator is on device " +
-                                      std::to_string(nccl->device));
-  }
   *out = nccl;
   return {};
 }

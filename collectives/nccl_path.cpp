@@ -49,8 +49,7 @@ class Launcher {
   }
   Status copy(char* to, const char* from, std::size_t bytes) {
     if (bytes == 0 || to == from) return {};
-    return device::cuda_status(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream()),
-                               "cudaMemcpyAsync (device to device)");
+    return device::copy_async(to, from, bytes, stream(), "cudaMemcpyAsync (device to device)");
   }
   // A device copy of a view's bytes, for the in-place forms NCCL has no in-place variant of.
   Status duplicate(const DeviceView& view, DeviceView* out) {
@@ -106,19 +105,19 @@ Status Launcher::reduction(DeviceView& send, DeviceView& recv) {
     case CollKind::allreduce:
       return check(nccl_.AllReduce(input, recv.data, c.recvcount, type, op, comm_.handle, stream()), "ncclAllReduce");
     case CollKind::reduce: {
-      const bool root = p_.rank == c.root;
+      const bool root = p_.self.rank == c.root;
       return check(nccl_.Reduce(input, root ? recv.data : input, c.sendcount, type, op, c.root, comm_.handle, stream()),
                    "ncclReduce");
     }
     case CollKind::reduce_scatter_block:
     case CollKind::reduce_scatter: {
-      std::vector<std::size_t> counts(static_cast<std::size_t>(p_.size));
-      for (int i = 0; i < p_.size; ++i) {
+      std::vector<std::size_t> counts(static_cast<std::size_t>(p_.self.size));
+      for (int i = 0; i < p_.self.size; ++i) {
         counts[i] = static_cast<std::size_t>(c.kind == CollKind::reduce_scatter ? c.recvcounts[i] : c.recvcount);
       }
       std::vector<std::size_t> offsets(counts.size(), 0);
       for (std::size_t i = 1; i < counts.size(); ++i) offsets[i] = offsets[i - 1] + counts[i - 1] * element;
-      const std::size_t mine = offsets[p_.rank];
+      const std::size_t mine = offsets[p_.self.rank];
       // MPI leaves an in-place result at offset 0; NCCL's in-place form leaves it at the rank's block.
       char* output = in_place ? recv.data + mine : recv.data;
       if (std::all_of(counts.begin(), counts.end(), [&](std::size_t n) { return n == counts[0]; })) {
@@ -126,15 +125,15 @@ Status Launcher::reduction(DeviceView& send, DeviceView& recv) {
                        "ncclReduceScatter"));
       } else {
         MCRP_TRY(check(nccl_.GroupStart(), "ncclGroupStart"));
-        for (int i = 0; i < p_.size; ++i) {
+        for (int i = 0; i < p_.self.size; ++i) {
           char* block = input + offsets[i];
-          MCRP_TRY(check(nccl_.Reduce(block, i == p_.rank ? output : block, counts[i], type, op, i, comm_.handle,
+          MCRP_TRY(check(nccl_.Reduce(block, i == p_.self.rank ? output : block, counts[i], type, op, i, comm_.handle,
                                       stream()),
                          "ncclReduce"));
         }
         MCRP_TRY(check(nccl_.GroupEnd(), "ncclGroupEnd"));
       }
-      if (in_place) after_ = {recv.data, output, counts[p_.rank] * element};
+      if (in_place) after_ = {recv.data, output, counts[p_.self.rank] * element};
       return {};
     }
     default:
@@ -144,14 +143,14 @@ Status Launcher::reduction(DeviceView& send, DeviceView& recv) {
 
 Status Launcher::vector_movement(const DeviceView& send, const DeviceView& recv) {
   const CollCall& c = *p_.call;
-  const int me = p_.rank;
+  const int me = p_.self.rank;
   std::vector<Transfer> sends, recvs;
   auto block = [](const DeviceView& v, std::size_t i) { return Transfer{static_cast<int>(i), v.data + v.offsets[i], v.bytes[i]}; };
   switch (c.kind) {
     case CollKind::allgather:
     case CollKind::allgatherv: {
       const Transfer own = c.in_place() ? block(recv, me) : Transfer{me, send.data, send.bytes[0]};
-      for (int peer = 0; peer < p_.size; ++peer) {
+      for (int peer = 0; peer < p_.self.size; ++peer) {
         if (peer == me) continue;
         sends.push_back({peer, own.data, own.bytes});
         recvs.push_back(block(recv, peer));
@@ -161,7 +160,7 @@ Status Launcher::vector_movement(const DeviceView& send, const DeviceView& recv)
     }
     case CollKind::alltoall:
     case CollKind::alltoallv:
-      for (int peer = 0; peer < p_.size; ++peer) {
+      for (int peer = 0; peer < p_.self.size; ++peer) {
         if (peer == me) continue;
         sends.push_back(block(send, peer));
         recvs.push_back(block(recv, peer));
@@ -174,7 +173,7 @@ Status Launcher::vector_movement(const DeviceView& send, const DeviceView& recv)
         sends.push_back({c.root, send.data, send.bytes[0]});
         break;
       }
-      for (int peer = 0; peer < p_.size; ++peer) {
+      for (int peer = 0; peer < p_.self.size; ++peer) {
         if (peer != me) recvs.push_back(block(recv, peer));
       }
       if (!c.in_place()) MCRP_TRY(copy(recv.data + recv.offsets[me], send.data, recv.bytes[me]));
@@ -185,7 +184,7 @@ Status Launcher::vector_movement(const DeviceView& send, const DeviceView& recv)
         recvs.push_back({c.root, recv.data, recv.bytes[0]});
         break;
       }
-      for (int peer = 0; peer < p_.size; ++peer) {
+      for (int peer = 0; peer < p_.self.size; ++peer) {
         if (peer != me) sends.push_back(block(send, peer));
       }
       if (c.recvbuf != MPI_IN_PLACE) MCRP_TRY(copy(recv.data, send.data + send.offsets[me], send.bytes[me]));
@@ -198,13 +197,13 @@ Status Launcher::vector_movement(const DeviceView& send, const DeviceView& recv)
 
 Status Launcher::movement(DeviceView& send, DeviceView& recv) {
   const CollCall& c = *p_.call;
-  const bool root = p_.rank == c.root;
+  const bool root = p_.self.rank == c.root;
   switch (c.kind) {
     case CollKind::bcast:
       return check(nccl_.Broadcast(recv.data, recv.data, recv.bytes[0], ncclUint8, c.root, comm_.handle, stream()),
                    "ncclBroadcast");
     case CollKind::allgather: {
-      const char* own = c.in_place() ? recv.data + recv.offsets[p_.rank] : send.data;
+      const char* own = c.in_place() ? recv.data + recv.offsets[p_.self.rank] : send.data;
       return check(nccl_.AllGather(own, recv.data, recv.bytes[0], ncclUint8, comm_.handle, stream()), "ncclAllGather");
     }
     case CollKind::alltoall:
@@ -321,7 +320,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
     if (status.ok()) {
       device::DeviceGuard guard(comm_->device);
       status = nccl_.after_enqueue();
-      if (status.ok()) status = nccl_.failed(record_event(nccl_.stream(), done_));
+      if (status.ok()) status = nccl_.failed(device::record_event(nccl_.stream(), done_));
     }
     done_launching(status);
   }
@@ -333,7 +332,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
     }
     MCRP_TRY(launch_status_);
     bool launched_done = false;
-    MCRP_TRY(nccl_.failed(query_event(done_.get(), &launched_done)));
+    MCRP_TRY(nccl_.failed(device::query_event(done_.get(), &launched_done)));
     if (!launched_done) return nccl_.failed(nccl_async_error(comm_->handle));
     device::DeviceGuard guard(comm_->device);
     MpiProgress progress(comm_->handle);

@@ -26,8 +26,7 @@ struct Prepared {
   Layout layout;
   TypeInfo send_type;
   TypeInfo recv_type;
-  int rank = 0;
-  int size = 1;
+  Participant self;
   int device = -1;  // CUDA ordinal of the device buffers
 };
 

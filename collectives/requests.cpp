@@ -96,19 +96,6 @@ Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, CollKind ki
   return {};
 }
 
-Status record_event(cudaStream_t stream, device::Event& event) {
-  MCRP_TRY(device::create_event(event));
-  return device::cuda_status(cudaEventRecord(event.get(), stream), "cudaEventRecord");
-}
-
-Status query_event(cudaEvent_t event, bool* done) {
-  const cudaError_t state = cudaEventQuery(event);
-  if (state == cudaErrorNotReady) return {};
-  MCRP_TRY(device::cuda_status(state, "cudaEventQuery"));
-  *done = true;
-  return {};
-}
-
 Status start_completed(MPI_Request* request) {
   auto* g = new Generalized;
   const int rc = PMPIX_Grequest_start(query, release, cancel, poll, wait_all, g, request);

@@ -27,9 +27,4 @@ Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, CollKind ki
 // A request that is already complete: for device calls that ran to completion when issued.
 Status start_completed(MPI_Request* request);
 
-// Helpers for ops that finish on a stream: record an event on it; ask (without blocking) whether
-// it has completed.
-Status record_event(cudaStream_t stream, device::Event& event);
-Status query_event(cudaEvent_t event, bool* done);
-
 }  // namespace mcrp

@@ -23,13 +23,6 @@ struct HostImage {
   char* base = nullptr;  // what the base MPI gets in place of side.base
 };
 
-// True when writing the side's blocks overwrites its whole span, so no copy-in is needed to keep
-// the bytes between blocks (holes in a derived datatype, gaps between displacements).
-bool fills_span(const BufferSide& side, const TypeInfo& type, const Span& span) {
-  return type.contiguous() &&
-         static_cast<std::size_t>(side.total_count() * type.size) == span.bytes();
-}
-
 Status stage_in(const BufferSide& side, const TypeInfo& type, cudaStream_t stream, HostImage* image) {
   image->base = side.base;
   if (!side.significant()) return {};
@@ -40,19 +33,17 @@ Status stage_in(const BufferSide& side, const TypeInfo& type, cudaStream_t strea
   MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, image->span.bytes(), image->pinned));
   image->staged = true;
   image->base = image->pinned.data() - image->span.lo;
-  if (side.read || !fills_span(side, type, image->span)) {
-    MCRP_TRY(device::cuda_status(cudaMemcpyAsync(image->pinned.data(), device_start, image->span.bytes(),
-                                                 cudaMemcpyDeviceToHost, stream),
-                                 "cudaMemcpyAsync (device to host)"));
+  if (side.read || !covers_span(side, type, image->span)) {
+    MCRP_TRY(device::copy_async(image->pinned.data(), device_start, image->span.bytes(), stream,
+                                "cudaMemcpyAsync (device to host)"));
   }
   return {};
 }
 
 Status stage_out(const BufferSide& side, const HostImage& image, cudaStream_t stream) {
   if (!image.staged || !side.written) return {};
-  return device::cuda_status(cudaMemcpyAsync(side.base + image.span.lo, image.pinned.data(), image.span.bytes(),
-                                             cudaMemcpyHostToDevice, stream),
-                             "cudaMemcpyAsync (host to device)");
+  return device::copy_async(side.base + image.span.lo, image.pinned.data(), image.span.bytes(), stream,
+                            "cudaMemcpyAsync (host to device)");
 }
 
 // One staged call: the host images of both sides and how to hand them to the base MPI. Until
@@ -106,9 +97,9 @@ class StagedOp final : public AsyncOp {
       }
       device::DeviceGuard guard(device_);  // polled from whatever thread waits, any device current
       MCRP_TRY(staged_.stage_out(stream_));
-      MCRP_TRY(record_event(stream_, copied_back_));
+      MCRP_TRY(device::record_event(stream_, copied_back_));
     }
-    return query_event(copied_back_.get(), done);
+    return device::query_event(copied_back_.get(), done);
   }
 
  private:

@@ -8,7 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include <cstdlib>
+
 #include "device/cuda_runtime.h"
+#include "device/fake_device.h"
 #include "device/handles.h"
 
 namespace mcrp::device {
@@ -35,7 +38,10 @@ std::size_t bucket_capacity(std::size_t bytes) {
 
 Status allocate_block(BufferKind kind, int device, std::size_t capacity, char** block) {
   void* raw = nullptr;
-  if (kind == BufferKind::pinned_host) {
+  if (fake_device()) {
+    raw = kind == BufferKind::pinned_host ? std::malloc(capacity) : fake_allocate(capacity);
+    if (raw == nullptr) return Status(MPI_ERR_NO_MEM, "out of (fake device) memory");
+  } else if (kind == BufferKind::pinned_host) {
     MCRP_TRY(cuda_status(cudaMallocHost(&raw, capacity), "cudaMallocHost"));
   } else {
     DeviceGuard guard(device);
@@ -46,7 +52,10 @@ Status allocate_block(BufferKind kind, int device, std::size_t capacity, char** 
 }
 
 void free_block(BufferKind kind, int device, char* block) {
-  if (kind == BufferKind::pinned_host) {
+  if (fake_device()) {
+    if (kind == BufferKind::pinned_host) std::free(block);
+    else fake_release(block);
+  } else if (kind == BufferKind::pinned_host) {
     cudaFreeHost(block);
   } else {
     DeviceGuard guard(device);

@@ -3,12 +3,15 @@
 #include <cstdlib>
 #include <string>
 
+#include "device/fake_device.h"
+
 namespace mcrp::device {
 namespace {
 
 bool probe_cuda() {
   const char* disabled = std::getenv("MCRPMPI_DISABLE_CUDA");
   if (disabled != nullptr && disabled[0] != '\0' && disabled[0] != '0') return false;
+  if (fake_device()) return true;
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     cudaGetLastError();  // clear the sticky "no driver" error so later queries start clean
@@ -27,6 +30,10 @@ bool cuda_available() {
 PointerInfo locate(const void* pointer) {
   PointerInfo info;
   if (pointer == nullptr || !cuda_available()) return info;
+  if (fake_device()) {
+    if (fake_contains(pointer)) info = PointerInfo{MemoryKind::device, 0};
+    return info;
+  }
   cudaPointerAttributes attributes{};
   if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
     cudaGetLastError();

@@ -1,10 +1,30 @@
 #include "device/handles.h"
 
+#include <cstdint>
+#include <cstring>
+
 #include "device/cuda_runtime.h"
+#include "device/fake_device.h"
 
 namespace mcrp::device {
+namespace {
+
+// The fake device's streams and events: non-null tokens that name nothing.
+template <typename Handle>
+Handle fake_token() {
+  return reinterpret_cast<Handle>(static_cast<std::uintptr_t>(0x1000));
+}
+
+}  // namespace
+
+cudaError_t destroy_stream(cudaStream_t stream) { return fake_device() ? cudaSuccess : cudaStreamDestroy(stream); }
+cudaError_t destroy_event(cudaEvent_t event) { return fake_device() ? cudaSuccess : cudaEventDestroy(event); }
 
 Status create_ordered_stream(Stream& stream) {
+  if (fake_device()) {
+    stream.reset(fake_token<cudaStream_t>());
+    return {};
+  }
   cudaStream_t handle = nullptr;
   MCRP_TRY(cuda_status(cudaStreamCreateWithFlags(&handle, cudaStreamDefault), "cudaStreamCreate"));
   stream.reset(handle);
@@ -12,6 +32,10 @@ Status create_ordered_stream(Stream& stream) {
 }
 
 Status create_event(Event& event) {
+  if (fake_device()) {
+    event.reset(fake_token<cudaEvent_t>());
+    return {};
+  }
   cudaEvent_t handle = nullptr;
   MCRP_TRY(cuda_status(cudaEventCreateWithFlags(&handle, cudaEventDisableTiming), "cudaEventCreate"));
   event.reset(handle);
@@ -19,15 +43,44 @@ Status create_event(Event& event) {
 }
 
 DeviceGuard::DeviceGuard(int device) {
+  if (fake_device()) return;  // previous_ stays -1: nothing to restore
   if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
   if (device >= 0 && device != previous_) cudaSetDevice(device);
 }
 
 DeviceGuard::~DeviceGuard() {
+  if (previous_ < 0) return;
   int current = -1;
-  if (previous_ >= 0 && cudaGetDevice(&current) == cudaSuccess && current != previous_) {
+  if (cudaGetDevice(&current) == cudaSuccess && current != previous_) {
     cudaSetDevice(previous_);
   }
+}
+
+Status copy_async(void* to, const void* from, std::size_t bytes, cudaStream_t stream, const char* what) {
+  if (bytes == 0) return {};
+  if (fake_device()) {
+    std::memmove(to, from, bytes);
+    return {};
+  }
+  return cuda_status(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, stream), what);
+}
+
+Status record_event(cudaStream_t stream, Event& event) {
+  if (!event) MCRP_TRY(create_event(event));
+  if (fake_device()) return {};
+  return cuda_status(cudaEventRecord(event.get(), stream), "cudaEventRecord");
+}
+
+Status query_event(cudaEvent_t event, bool* done) {
+  if (fake_device()) {
+    *done = true;
+    return {};
+  }
+  const cudaError_t state = cudaEventQuery(event);
+  if (state == cudaErrorNotReady) return {};
+  MCRP_TRY(cuda_status(state, "cudaEventQuery"));
+  *done = true;
+  return {};
 }
 
 }  // namespace mcrp::device

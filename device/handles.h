@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <utility>
 
 #include "device/status.h"
@@ -34,8 +35,12 @@ class UniqueHandle {
   Handle handle_ = nullptr;
 };
 
-using Stream = UniqueHandle<cudaStream_t, cudaStreamDestroy>;
-using Event = UniqueHandle<cudaEvent_t, cudaEventDestroy>;
+// Destroy functions that know the fake device's tokens (device/fake_device.h).
+cudaError_t destroy_stream(cudaStream_t stream);
+cudaError_t destroy_event(cudaEvent_t event);
+
+using Stream = UniqueHandle<cudaStream_t, destroy_stream>;
+using Event = UniqueHandle<cudaEvent_t, destroy_event>;
 
 // A stream that, like the legacy default stream's neighbours, starts its work only after work
 // already issued on the legacy default stream: that is how device work the application queued
@@ -43,6 +48,13 @@ using Event = UniqueHandle<cudaEvent_t, cudaEventDestroy>;
 Status create_ordered_stream(Stream& stream);
 // An event without timing, cheap to record and query.
 Status create_event(Event& event);
+
+// Work on a stream. copy_async copies between any two kinds of memory (cudaMemcpyDefault); `what`
+// names the step in an error. record_event records `event` on `stream` (creating it on first use);
+// query_event asks without blocking whether it has completed.
+Status copy_async(void* to, const void* from, std::size_t bytes, cudaStream_t stream, const char* what);
+Status record_event(cudaStream_t stream, Event& event);
+Status query_event(cudaEvent_t event, bool* done);
 
 // Makes `device` current for the scope and restores the previous one.
 class DeviceGuard {

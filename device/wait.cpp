@@ -7,17 +7,16 @@ namespace mcrp::device {
 
 Status wait_event(cudaEvent_t event, ProgressHook& hook) {
   for (;;) {
-    const cudaError_t state = cudaEventQuery(event);
-    if (state == cudaSuccess) return {};
-    if (state != cudaErrorNotReady) return cuda_status(state, "cudaEventQuery");
+    bool done = false;
+    MCRP_TRY(query_event(event, &done));
+    if (done) return {};
     MCRP_TRY(hook.poll());
   }
 }
 
 Status wait_stream(cudaStream_t stream, ProgressHook& hook) {
   Event done;
-  MCRP_TRY(create_event(done));
-  MCRP_TRY(cuda_status(cudaEventRecord(done.get(), stream), "cudaEventRecord"));
+  MCRP_TRY(record_event(stream, done));
   return wait_event(done.get(), hook);
 }
 

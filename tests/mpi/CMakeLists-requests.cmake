@@ -32,3 +32,15 @@ foreach(np 1 2 3 4)
                        COMMAND $<TARGET_FILE:test_horovod_pattern>)
 endforeach()
 # ---- end of the request tests -----------------------------------------------------------------------
+
+# Builds without the library, for the comparison mode (tests/compare): the same programs, run once
+# plain and once with libmcrpmpi preloaded, must have the same outcomes.
+add_executable(test_nonblocking_plain test_nonblocking.cpp check.cpp)
+target_link_libraries(test_nonblocking_plain PRIVATE mcrpmpi_build_options MPI::MPI_CXX)
+foreach(name request_mix cross_comm_order)
+  add_executable(test_${name}_plain test_${name}.cpp)
+  target_link_libraries(test_${name}_plain PRIVATE mcrpmpi_request_checks MPI::MPI_CXX)
+endforeach()
+add_executable(test_horovod_pattern_plain test_horovod_pattern.cpp)
+target_link_libraries(test_horovod_pattern_plain PRIVATE mcrpmpi_request_checks mcrpmpi_test_device_memory
+                                                         MPI::MPI_CXX Threads::Threads CUDA::cudart_static)

@@ -33,12 +33,9 @@ bool probe_single_rank_allgatherv() {
 
 BaseMpiQuirks BaseMpiQuirks::detect() {
   BaseMpiQuirks quirks;
-  // The library avoids this one itself (collectives/base_call.cpp); it answers 1 to the CUDA query.
-  const bool library_present = MPIX_Query_cuda_support() == 1;
-  quirks.inplace_reduce_at_nonzero_root_crashes =
-      is_mpich_4_0() && !device_collectives_disabled() && !library_present;
-  // The library avoids this one too (base_call.cpp), for blocking calls.
-  quirks.inplace_reduce_scatter_large_aborts = is_mpich_4_0() && !library_present;
+  quirks.library_present = MPIX_Query_cuda_support() == 1;  // the library answers 1, MPICH 0
+  quirks.inplace_reduce_at_nonzero_root_crashes = is_mpich_4_0() && !device_collectives_disabled();
+  quirks.inplace_reduce_scatter_large_aborts = is_mpich_4_0();
   quirks.single_rank_allgatherv_ignores_displs = probe_single_rank_allgatherv();
   return quirks;
 }

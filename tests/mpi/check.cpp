@@ -16,9 +16,23 @@ long failures_printed_per_rank() {
   return limit;
 }
 
+const char* outcome_prefix() {
+  static const char* prefix = std::getenv("MCRP_TEST_OUTCOMES");
+  return prefix != nullptr && prefix[0] != '\0' ? prefix : nullptr;
+}
+
+std::string outcome_name(const std::string& what) { return what.substr(0, what.find(": ")); }
+
 }  // namespace
 
 void Checker::check(bool ok, const std::string& what) {
+  if (outcome_prefix() != nullptr && !beyond_base_) outcomes_.insert((ok ? "PASS " : "FAIL ") + outcome_name(what));
+  count(ok, what);
+}
+
+void Checker::check_beyond_base(bool ok, const std::string& what) { count(ok, what); }
+
+void Checker::count(bool ok, const std::string& what) {
   if (ok) {
     ++passed_;
     return;
@@ -33,6 +47,7 @@ void Checker::check(bool ok, const std::string& what) {
 
 void Checker::skip(const std::string& reason) {
   ++skipped_;
+  if (outcome_prefix() != nullptr) outcomes_.insert("SKIP " + reason);
   if (skip_reasons_.insert(reason).second) {
     int rank = -1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -47,6 +62,15 @@ int Checker::finish(MPI_Comm comm, const char* program) const {
   int rank = 0, size = 0;
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
+  if (const char* prefix = outcome_prefix()) {
+    int world_rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    const std::string path = std::string(prefix) + "." + std::to_string(world_rank);
+    if (FILE* file = std::fopen(path.c_str(), "w")) {
+      for (const std::string& line : outcomes_) std::fprintf(file, "%s\n", line.c_str());
+      std::fclose(file);
+    }
+  }
   if (rank == 0) {
     std::printf("%s on %d ranks: %ld passed, %ld failed, %ld skipped\n", program, size, total[0], total[1],
                 total[2]);

@@ -108,11 +108,13 @@ void run_other_reductions(const Env& env, OpKind op) {
                                  });
   });
   for_each_case(tc, {true, true}, [&](const Case& c) {
-    if (env.quirks.inplace_reduce_at_nonzero_root_crashes && c.in_place && c.root != 0 &&
-        c.count * static_cast<MPI_Count>(sizeof(T)) > BaseMpiQuirks::kInplaceReduceSafeBytes) {
+    const bool base_crashes = env.quirks.inplace_reduce_at_nonzero_root_crashes && c.in_place && c.root != 0 &&
+                              c.count * static_cast<MPI_Count>(sizeof(T)) > BaseMpiQuirks::kInplaceReduceSafeBytes;
+    if (base_crashes && !env.quirks.library_present) {
       env.checker.skip("reduce in place at a nonzero root over 2 KiB: crashes in the base MPI (MPICH 4.0)");
       return;
     }
+    const Checker::BeyondBase beyond(env.checker, base_crashes);
     const bool at_root = tc.rank == c.root;
     check_whole_reduction<T>(env, "reduce", op, c, {at_root, at_root && c.in_place, 0, tc.size - 1},
                              [&](const void* s, void* r, MPI_Op o) {
@@ -125,10 +127,11 @@ void run_other_reductions(const Env& env, OpKind op) {
 // must not, since its staged path hands such calls to the base MPI.
 void run_large_in_place_reduce_scatter(const Env& env) {
   const TestComm& tc = env.comm;
-  if (env.quirks.inplace_reduce_scatter_large_aborts) {
+  if (env.quirks.inplace_reduce_scatter_large_aborts && !env.quirks.library_present) {
     env.checker.skip("reduce_scatter in place with large uneven blocks: aborts in the base MPI (MPICH 4.0)");
     return;
   }
+  const Checker::BeyondBase beyond(env.checker, env.quirks.inplace_reduce_scatter_large_aborts);
   const Case c{CountForm::narrow, BaseMpiQuirks::kLargeReduceScatterBlock, true, 0};
   Counts uneven;  // every block non-empty: an empty one (as in varied_counts) does not trigger it
   for (int r = 0; r < tc.size; ++r) uneven.push_back(c.count + r);

@@ -103,6 +103,82 @@ TEST(Layout, SpanFollowsExtentAndTrueBounds) {
   EXPECT_EQ(span_of(side, strided).bytes(), 0u);
 }
 
+// Issue 16: an argument MPI ignores on this rank is not part of its layout, whatever it holds.
+TEST(Layout, IgnoredArgumentsAreNotSignificant) {
+  // Non-root gather: the receive side (buffer, count, type) is garbage.
+  const CollCall gather = describe::gather(S, 4, MPI_INT, reinterpret_cast<void*>(1), -1, MPI_DATATYPE_NULL, 0,
+                                           MPI_COMM_WORLD);
+  const Layout member = layout_of(gather, 1, 3);
+  EXPECT_FALSE(member.recv.significant());
+  EXPECT_EQ(blocks(member.send), (Blocks{{0, 4}}));
+  EXPECT_TRUE(check_counts(member).ok());
+  // In-place allgather: sendcount and sendtype are garbage.
+  const CollCall allgather = describe::allgather(MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, R, 2, MPI_INT, MPI_COMM_WORLD);
+  const Layout in_place = layout_of(allgather, 0, 2);
+  EXPECT_FALSE(in_place.send.significant());
+  EXPECT_TRUE(check_counts(in_place).ok());
+  // Non-root scatterv: null counts and displacements are never read.
+  const CollCall scatterv = describe::scatterv(reinterpret_cast<void*>(1), static_cast<const int*>(nullptr),
+                                               static_cast<const int*>(nullptr), MPI_DATATYPE_NULL, R, 3, MPI_INT, 0,
+                                               MPI_COMM_WORLD);
+  EXPECT_FALSE(layout_of(scatterv, 2, 3).send.significant());
+  // A negative count that is significant is still one.
+  const Layout root = layout_of(describe::gather(S, 4, MPI_INT, R, -1, MPI_INT, 0, MPI_COMM_WORLD), 0, 3);
+  EXPECT_EQ(check_counts(root).error_class(), MPI_ERR_COUNT);
+}
+
+TEST(Layout, IntercommunicatorRolesFollowRootArgument) {
+  const Participant inter{0, 2, 3, true};  // local group of 2, remote group of 3
+  const CollCall at_root = describe::gather(reinterpret_cast<void*>(1), -1, MPI_DATATYPE_NULL, R, 2, MPI_INT,
+                                            MPI_ROOT, MPI_COMM_WORLD);
+  const Layout root = layout_of(at_root, inter);
+  EXPECT_FALSE(root.send.significant());  // the root's group only receives
+  EXPECT_EQ(blocks(root.recv), (Blocks{{0, 2}, {2, 2}, {4, 2}}));  // one block per remote rank
+  const CollCall proc_null = describe::gather(reinterpret_cast<void*>(1), -1, MPI_DATATYPE_NULL,
+                                              reinterpret_cast<void*>(1), -1, MPI_DATATYPE_NULL, MPI_PROC_NULL,
+                                              MPI_COMM_WORLD);
+  const Layout bystander = layout_of(proc_null, inter);
+  EXPECT_FALSE(bystander.send.significant());
+  EXPECT_FALSE(bystander.recv.significant());
+  const Layout member = layout_of(describe::gather(S, 2, MPI_INT, nullptr, -1, MPI_DATATYPE_NULL, 1, MPI_COMM_WORLD), inter);
+  EXPECT_TRUE(member.send.significant());
+  EXPECT_FALSE(member.recv.significant());
+  // Roots: MPI_ROOT, MPI_PROC_NULL and the remote group's ranks are valid; the local size is not the bound.
+  EXPECT_TRUE(check_root(at_root, inter).ok());
+  EXPECT_TRUE(check_root(proc_null, inter).ok());
+  EXPECT_TRUE(check_root(describe::bcast(R, 1, MPI_INT, 2, MPI_COMM_WORLD), inter).ok());
+  EXPECT_FALSE(check_root(describe::bcast(R, 1, MPI_INT, 3, MPI_COMM_WORLD), inter).ok());
+  EXPECT_FALSE(check_root(describe::bcast(R, 1, MPI_INT, MPI_ROOT, MPI_COMM_WORLD), Participant::intra(0, 3)).ok());
+  // Exchanges size their blocks by the remote group.
+  const Layout all = layout_of(describe::alltoall(S, 1, MPI_INT, R, 1, MPI_INT, MPI_COMM_WORLD), inter);
+  EXPECT_EQ(blocks(all.send).size(), 3u);
+  EXPECT_EQ(blocks(all.recv).size(), 3u);
+}
+
+TEST(Layout, AgreedBytesComeFromSignificantSidesOnly) {
+  TypeInfo int4;
+  int4.size = int4.extent = int4.true_extent = 4;
+  const TypeInfo none;
+  // Gather: the root sizes by its receive side, the others by their send side: both 4 x 3 bytes.
+  const CollCall gather = describe::gather(S, 3, MPI_INT, nullptr, -1, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD);
+  const Participant member = Participant::intra(1, 2);
+  EXPECT_EQ(agreed_bytes(gather, layout_of(gather, member), member, int4, none), 12u);
+  const CollCall root_in_place = describe::gather(MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, R, 3, MPI_INT, 0, MPI_COMM_WORLD);
+  const Participant root = Participant::intra(0, 2);
+  EXPECT_EQ(agreed_bytes(root_in_place, layout_of(root_in_place, root), root, none, int4), 12u);
+  // Reduce off the root: only the send side exists, and carries the one datatype.
+  const CollCall reduce = describe::reduce(S, nullptr, 5, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(agreed_bytes(reduce, layout_of(reduce, member), member, int4, none), 20u);
+  // No agreed size for the v-forms with per-rank sizes, nor on intercommunicators.
+  const int counts[] = {1, 2};
+  const int displs[] = {0, 1};
+  const CollCall gatherv = describe::gatherv(S, 1, MPI_INT, R, counts, displs, MPI_INT, 0, MPI_COMM_WORLD);
+  EXPECT_FALSE(agreed_bytes(gatherv, layout_of(gatherv, root), root, int4, int4).has_value());
+  const CollCall bcast = describe::bcast(R, 2, MPI_INT, MPI_ROOT, MPI_COMM_WORLD);
+  const Participant inter{0, 2, 2, true};
+  EXPECT_FALSE(agreed_bytes(bcast, layout_of(bcast, inter), inter, int4, int4).has_value());
+}
+
 TEST(Layout, BarrierTouchesNothing) {
   const Layout l = layout_of(describe::barrier(MPI_COMM_WORLD), 0, 2);
   EXPECT_FALSE(l.send.significant());

@@ -1,0 +1,68 @@
+#include "device/fake_device.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+namespace mcrp::device {
+namespace {
+
+bool flag_set(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] != '\0' && value[0] != '0';
+}
+
+// Registered ranges, keyed by start address.
+struct Ranges {
+  std::mutex mutex;
+  std::map<std::uintptr_t, std::size_t> by_start;
+};
+
+Ranges& ranges() {
+  static Ranges* instance = new Ranges;  // never destroyed: buffers may be released during exit
+  return *instance;
+}
+
+}  // namespace
+
+bool fake_device() {
+  static const bool on = flag_set("MCRPMPI_FAKE_DEVICE") && !flag_set("MCRPMPI_DISABLE_CUDA");
+  return on;
+}
+
+void* fake_allocate(std::size_t bytes) {
+  if (!fake_device()) return nullptr;
+  const std::size_t size = bytes == 0 ? 1 : bytes;
+  void* pointer = std::malloc(size);
+  if (pointer == nullptr) return nullptr;
+  Ranges& r = ranges();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.by_start[reinterpret_cast<std::uintptr_t>(pointer)] = size;
+  return pointer;
+}
+
+void fake_release(void* pointer) {
+  if (pointer == nullptr) return;
+  Ranges& r = ranges();
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.by_start.erase(reinterpret_cast<std::uintptr_t>(pointer));
+  }
+  std::free(pointer);
+}
+
+bool fake_contains(const void* pointer) {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  Ranges& r = ranges();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.by_start.upper_bound(address);
+  if (it == r.by_start.begin()) return false;
+  --it;
+  return address < it->first + it->second;
+}
+
+}  // namespace mcrp::device
+
+extern "C" void* mcrpmpi_fake_device_alloc(std::size_t bytes) { return mcrp::device::fake_allocate(bytes); }
+extern "C" void mcrpmpi_fake_device_free(void* pointer) { mcrp::device::fake_release(pointer); }

@@ -1,0 +1,30 @@
+// The fake device (testing only): with MCRPMPI_FAKE_DEVICE=1 the library behaves as if a GPU were
+// present, and memory handed out by mcrpmpi_fake_device_alloc() counts as device memory. Copies are
+// plain memcpy, streams and events are tokens that are always complete, and NCCL is never loaded,
+// so every device-buffer call takes the staged path (or the one-rank copy). That lets a machine
+// without a GPU (CI) run the library's device-buffer code -- classification, routing, staging,
+// request machinery -- with host memory standing in for the device's.
+//
+// What it cannot show: asynchrony (a fake copy is done when issued), NCCL, and anything about real
+// device pointers.
+#pragma once
+#include <cstddef>
+
+namespace mcrp::device {
+
+// MCRPMPI_FAKE_DEVICE=1 (and not MCRPMPI_DISABLE_CUDA); read once.
+bool fake_device();
+
+// Fake device memory: host memory registered as device memory of ordinal 0.
+void* fake_allocate(std::size_t bytes);
+void fake_release(void* pointer);
+bool fake_contains(const void* pointer);
+
+}  // namespace mcrp::device
+
+// Exported for test programs, found with dlsym so that they also run without the library. Both
+// return null / do nothing unless the fake device is on.
+extern "C" {
+__attribute__((visibility("default"))) void* mcrpmpi_fake_device_alloc(std::size_t bytes);
+__attribute__((visibility("default"))) void mcrpmpi_fake_device_free(void* pointer);
+}

@@ -1,0 +1,22 @@
+// The memory spaces a test can put its buffers in, chosen by name on the command line:
+//   host         ordinary host memory
+//   fake-device  the library's fake device memory (MCRPMPI_FAKE_DEVICE=1, device/fake_device.h):
+//                host memory the library treats as device memory, so CPU CI runs its device paths
+//   device       CUDA device memory of this rank's GPU
+#pragma once
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "tests/mpi/memory_space.h"
+
+namespace mcrp_test {
+
+constexpr int kSkipExitCode = 77;  // ctest reports it as skipped
+
+// The space, or null when it cannot be had on every rank of `comm` (no GPU, no fake device): rank 0
+// has then printed "SKIPPED: <why>" and the caller exits with kSkipExitCode after MPI_Finalize.
+std::unique_ptr<MemorySpace> make_memory_space(const std::string& name, MPI_Comm comm);
+
+}  // namespace mcrp_test

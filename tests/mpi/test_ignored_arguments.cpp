@@ -1,0 +1,177 @@
+// Issue 16: valid calls whose insignificant arguments hold garbage must work. For every collective
+// entry point (blocking, nonblocking, persistent; int and _c), on COMM_WORLD, COMM_SELF, an
+// odd/even split and an intercommunicator, with every root and with and without MPI_IN_PLACE, each
+// rank passes -1 counts, MPI_DATATYPE_NULL, null arrays and a poison pointer wherever the standard
+// says the argument is ignored on that rank, and every significant output is compared with a
+// locally computed reference. Plain MPICH passes it; so must the library, linked or preloaded.
+//
+//   --space host         host buffers (default)
+//   --space fake-device  the library's fake device memory (MCRPMPI_FAKE_DEVICE=1; CPU CI)
+//   --space device       CUDA device memory (GPU machine; exits 77 without a device)
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tests/mpi/check.h"
+#include "tests/mpi/entry_points.h"
+#include "tests/mpi/ignored_arguments.h"
+#include "tests/mpi/memory_spaces.h"
+
+namespace {
+
+using namespace mcrp_test;
+
+CaseComm describe(MPI_Comm comm, const char* name) {
+  CaseComm c;
+  c.comm = comm;
+  c.name = name;
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm, &c.rank);
+  MPI_Comm_size(comm, &c.size);
+  int inter = 0;
+  MPI_Comm_test_inter(comm, &inter);
+  c.inter = inter != 0;
+  c.peers = c.size;
+  if (c.inter) MPI_Comm_remote_size(comm, &c.peers);
+  return c;
+}
+
+// World, self, an odd/even split, and (2 ranks and more) an intercommunicator between the even and
+// the odd world ranks.
+class Comms {
+ public:
+  Comms() {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &parity_);
+    all_ = {describe(MPI_COMM_WORLD, "world"), describe(MPI_COMM_SELF, "self"), describe(parity_, "split-parity")};
+    if (size > 1) {
+      // Local leader: rank 0 of each half; the remote leader is world rank 0 or 1.
+      MPI_Intercomm_create(parity_, 0, MPI_COMM_WORLD, 1 - rank % 2, 77, &inter_);
+      all_.push_back(describe(inter_, "inter"));
+      all_.back().group = rank % 2;
+      ibcast_drops_nonzero_root_ = intercomm_ibcast_drops_nonzero_root(all_.back());
+    }
+  }
+  // MPICH 4.0.2: MPI_Ibcast (and the persistent bcast) on an intercommunicator whose root is not
+  // rank 0 of its group delivers nothing (receivers keep their old contents); blocking MPI_Bcast is
+  // right. Probed here with PMPI_ (the base MPI alone) on this very intercommunicator.
+  bool ibcast_drops_nonzero_root() const { return ibcast_drops_nonzero_root_; }
+  ~Comms() {
+    if (inter_ != MPI_COMM_NULL) MPI_Comm_free(&inter_);
+    MPI_Comm_free(&parity_);
+  }
+  Comms(const Comms&) = delete;
+  Comms& operator=(const Comms&) = delete;
+  const std::vector<CaseComm>& all() const { return all_; }
+
+ private:
+  MPI_Comm parity_ = MPI_COMM_NULL;
+  MPI_Comm inter_ = MPI_COMM_NULL;
+  std::vector<CaseComm> all_;
+  bool ibcast_drops_nonzero_root_ = false;
+
+  static bool intercomm_ibcast_drops_nonzero_root(const CaseComm& c) {
+    const int root_group_size = c.group == 0 ? c.size : c.peers;
+    if (root_group_size < 2) return false;  // no rank 1 to be the root
+    int value = c.group == 0 && c.rank == 1 ? 42 : -1;
+    const int root = c.group == 0 ? (c.rank == 1 ? MPI_ROOT : MPI_PROC_NULL) : 1;
+    MPI_Request request = MPI_REQUEST_NULL;
+    PMPI_Ibcast(&value, 1, MPI_INT, root, c.comm, &request);
+    PMPI_Wait(&request, MPI_STATUS_IGNORE);
+    const int wrong = c.group == 1 && value != 42 ? 1 : 0;
+    int anywhere = 0;
+    PMPI_Allreduce(&wrong, &anywhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return anywhere != 0;
+  }
+};
+
+// Every (root group, root) pair: each rank of the communicator (each rank of each group).
+std::vector<Variant> roots_of(const CaseComm& c) {
+  std::vector<Variant> roots;
+  if (!c.inter) {
+    for (int r = 0; r < c.size; ++r) roots.push_back(Variant{0, r, false, 0});
+    return roots;
+  }
+  const int group_size[2] = {c.group == 0 ? c.size : c.peers, c.group == 1 ? c.size : c.peers};
+  for (int g = 0; g < 2; ++g)
+    for (int r = 0; r < group_size[g]; ++r) roots.push_back(Variant{g, r, false, 0});
+  return roots;
+}
+
+std::string case_name(Coll coll, CallForm form, CountForm counts, const CaseComm& c, const Variant& v,
+                      const Case& built) {
+  std::string name = std::string(coll_name(coll)) + " " + call_form_name(form) + " " + form_name(counts) +
+                     " comm=" + c.name + " n=" + std::to_string(v.n) + " root=";
+  name += c.inter ? "g" + std::to_string(v.root_group) + ":" + std::to_string(v.root) : std::to_string(v.root);
+  if (v.in_place) name += " in-place";
+  name += " (rank " + std::to_string(c.rank) + (c.inter ? " of g" + std::to_string(c.group) : "") + ", garbage: " +
+          (built.description.empty() ? "none" : built.description) + ")";
+  return name;
+}
+
+void run_case(Checker& checker, MemorySpace& space, Coll coll, CallForm form, CountForm counts, const CaseComm& c,
+              const Variant& v, bool ibcast_drops_nonzero_root) {
+  const std::unique_ptr<Case> built = build_case(coll, c, v, space);
+  if (!built->applicable) return;
+  if (ibcast_drops_nonzero_root && coll == Coll::Bcast && form != CallForm::blocking && c.inter && v.root != 0) {
+    checker.skip("base MPI defect: nonblocking/persistent bcast on an intercommunicator ignores a root other "
+                 "than rank 0 of its group");
+    return;
+  }
+  const std::string name = case_name(coll, form, counts, c, v, *built);
+  static const bool trace = std::getenv("MCRP_TEST_TRACE") != nullptr;
+  if (trace) std::fprintf(stderr, "%s\n", name.c_str());
+  const int rc = invoke(coll, form, counts, built->args, c.peers > c.size ? c.peers : c.size);
+  if (rc != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int length = 0;
+    PMPI_Error_string(rc, text, &length);
+    checker.check(false, name + ": returned error " + std::to_string(rc) + " (" + text + ")");
+    return;
+  }
+  for (std::size_t k = 0; k < built->outputs.size(); ++k) {
+    const CheckedBuffer& out = built->outputs[k];
+    const std::vector<int> got = out.buffer->download();
+    checker.expect_equal(name + " output " + std::to_string(k), MPI_SUCCESS, got.data(), out.expected.data(),
+                         out.checked);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  std::string space_name = "host";
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--space") == 0) space_name = argv[i + 1];
+  }
+  int exit_code = kSkipExitCode;
+  {
+    std::unique_ptr<MemorySpace> space = make_memory_space(space_name, MPI_COMM_WORLD);
+    if (space) {
+      Checker checker;
+      Comms comms;
+      for (const CaseComm& c : comms.all()) {
+        for (Coll coll : kAllColls)
+          for (Variant v : roots_of(c))
+            for (bool in_place : {false, true})
+              for (MPI_Count n : {MPI_Count{0}, MPI_Count{3}}) {
+                v.in_place = in_place;
+                v.n = n;
+                for (CallForm form : kCallForms)
+                  for (CountForm counts : kCountForms) run_case(checker, *space, coll, form, counts, c, v, comms.ibcast_drops_nonzero_root());
+              }
+      }
+      exit_code = checker.finish(MPI_COMM_WORLD, ("test_ignored_arguments --space " + space_name).c_str());
+    }
+  }
+  MPI_Finalize();
+  return exit_code;
+}
