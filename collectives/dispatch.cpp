@@ -7,13 +7,13 @@
 #include <new>
 #include <utility>
 
-#include "collectives/comm_facts.h"
-#include "collectives/config.h"
-#include "collectives/errors.h"
-#include "collectives/nccl_comm.h"
+#include "runtime/comm_facts.h"
+#include "runtime/config.h"
+#include "runtime/errors.h"
+#include "runtime/nccl_comm.h"
 #include "collectives/nccl_types.h"
-#include "collectives/requests.h"
-#include "collectives/requests_persistent.h"
+#include "runtime/requests.h"
+#include "runtime/persistent.h"
 #include "collectives/route.h"
 #include "collectives/stats.h"
 #include "device/cuda_runtime.h"
@@ -117,7 +117,7 @@ void log_route(const Prepared& p, const Route& route, std::uint64_t bytes) {
 // A failed call leaves no request behind.
 int fail(const CollCall& call, int size, const Status& status, MPI_Request* request) {
   if (request != nullptr) *request = MPI_REQUEST_NULL;
-  return raise_error(call.comm, call.kind, size, status);
+  return raise_error(call.comm, mpi_name(call.kind), size, status);
 }
 
 // Runs the chosen path. Nonblocking mode starts it instead, leaving *request to complete it; a path
@@ -255,7 +255,13 @@ int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCal
     LocalMemory memory;
     if (!locate_call(call, p, &memory)) return init_base_persistent(init, call, request);
     Status status = validate(p, memory.device);
-    if (status.ok() && memory.device) status = create_persistent(call, std::move(nonblocking), request);
+    if (status.ok() && memory.device) {
+      // Each MPI_Start runs the call through the router again, as its nonblocking form.
+      PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {
+        return run_collective(call, BaseCall(nonblocking), Mode::nonblocking, inner);
+      };
+      status = create_persistent(std::move(start), request);
+    }
     if (!status.ok()) return fail(call, p.self.size, status, request);
     return memory.device ? MPI_SUCCESS : init_base_persistent(init, call, request);
   });

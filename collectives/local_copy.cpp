@@ -3,7 +3,7 @@
 // lands in block 0 of the receive side); exscan leaves the receive buffer undefined, and in-place
 // forms already hold the result.
 #include "collectives/paths.h"
-#include "collectives/progress.h"
+#include "runtime/progress.h"
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
 #include "device/ordered_streams.h"

@@ -8,12 +8,12 @@
 #include <string>
 
 #include "collectives/device_view.h"
-#include "collectives/nccl_api.h"
-#include "collectives/nccl_comm.h"
+#include "runtime/nccl_api.h"
+#include "runtime/nccl_comm.h"
 #include "collectives/nccl_types.h"
 #include "collectives/paths.h"
-#include "collectives/progress.h"
-#include "collectives/requests.h"
+#include "runtime/progress.h"
+#include "runtime/requests.h"
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
 
@@ -371,7 +371,7 @@ Status run_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm) {
 Status start_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm, MPI_Request* request) {
   auto op = std::make_unique<NcclOp>(p, std::move(comm));
   MCRP_TRY(op->start());
-  return start_generalized(std::move(op), p.call->comm, p.call->kind, request);
+  return start_generalized(std::move(op), p.call->comm, mpi_name(p.call->kind), request);
 }
 
 }  // namespace mcrp

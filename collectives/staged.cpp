@@ -3,10 +3,10 @@
 #include <memory>
 #include <utility>
 
-#include "collectives/errors.h"
+#include "runtime/errors.h"
 #include "collectives/paths.h"
-#include "collectives/progress.h"
-#include "collectives/requests.h"
+#include "runtime/progress.h"
+#include "runtime/requests.h"
 #include "device/buffer_pool.h"
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
@@ -140,7 +140,7 @@ Status start_staged(const Prepared& p, const BaseCall& base, bool copy, MPI_Requ
   MCRP_TRY(device::wait_stream(stream, progress));
   const int rc = call_base(base, *p.call, op->staged().send_argument(), op->staged().recv_argument(), op->inner());
   if (rc != MPI_SUCCESS) return already_raised(rc);
-  return start_generalized(std::move(op), p.call->comm, p.call->kind, request);
+  return start_generalized(std::move(op), p.call->comm, mpi_name(p.call->kind), request);
 }
 
 }  // namespace mcrp

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <cstdio>
 
-#include "collectives/config.h"
+#include "runtime/config.h"
 
 namespace mcrp::stats {
 namespace {

@@ -4,7 +4,8 @@
 // promise explicit and testable.
 #include <mpi.h>
 
-#include "collectives/lifecycle.h"
+#include "collectives/shutdown.h"
+#include "runtime/lifecycle.h"
 
 extern "C" {
 
@@ -21,6 +22,7 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 }
 
 int MPI_Finalize(void) {
+  mcrp::finish_collectives();
   mcrp::before_finalize();
   return PMPI_Finalize();
 }

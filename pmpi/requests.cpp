@@ -1,12 +1,12 @@
 // Request entry points the library must see: starting and freeing a persistent request may concern
-// a device-buffer collective the library owns (collectives/requests_persistent.h), and the Wait/Test
+// a device-buffer collective the library owns (runtime/persistent.h), and the Wait/Test
 // family must not report such a request complete before its collective is
-// (collectives/wait_family.h). Generalized requests (device nonblocking calls) need nothing here:
+// (runtime/wait_family.h). Generalized requests (device nonblocking calls) need nothing here:
 // the base MPI's Wait/Test poll them itself.
 #include <mpi.h>
 
-#include "collectives/requests_persistent.h"
-#include "collectives/wait_family.h"
+#include "runtime/persistent.h"
+#include "runtime/wait_family.h"
 
 extern "C" {
 

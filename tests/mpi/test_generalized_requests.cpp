@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/requests.h"
+#include "runtime/requests.h"
 #include "tests/mpi/check.h"
 
 namespace {
@@ -56,6 +56,28 @@ class InnerAllreduceOp : public mcrp::AsyncOp {
   MPI_Request inner_ = MPI_REQUEST_NULL;
 };
 
+// A receive-like op: reports a source, tag and count, and withdraws when cancelled before it is done.
+class StatusOp : public mcrp::AsyncOp {
+ public:
+  explicit StatusOp(int polls) : left_(polls) { ++g_live_ops; }
+  ~StatusOp() override { --g_live_ops; }
+  mcrp::Status progress(bool* done) override {
+    *done = cancelled_ || --left_ <= 0;
+    return {};
+  }
+  void fill_status(MPI_Status* status) const override {
+    PMPI_Status_set_elements_x(status, MPI_INT, cancelled_ ? 0 : 3);
+    PMPI_Status_set_cancelled(status, cancelled_ ? 1 : 0);
+    status->MPI_SOURCE = 7;
+    status->MPI_TAG = 42;
+  }
+  void cancel() override { cancelled_ = true; }
+
+ private:
+  int left_;
+  bool cancelled_ = false;
+};
+
 class FailingOp : public mcrp::AsyncOp {
  public:
   mcrp::Status progress(bool*) override { return mcrp::Status(MPI_ERR_OTHER, "injected failure"); }
@@ -63,7 +85,7 @@ class FailingOp : public mcrp::AsyncOp {
 
 MPI_Request start(std::unique_ptr<mcrp::AsyncOp> op, MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const mcrp::Status status = mcrp::start_generalized(std::move(op), comm, mcrp::CollKind::allreduce, &request);
+  const mcrp::Status status = mcrp::start_generalized(std::move(op), comm, "MPI_Iallreduce", &request);
   g_check.check(status.ok() && request != MPI_REQUEST_NULL, "start_generalized returns a request");
   return request;
 }
@@ -136,7 +158,7 @@ void failures_reach_the_request(MPI_Comm comm) {
   MPI_Comm_set_errhandler(quiet, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Request r = MPI_REQUEST_NULL;
-  mcrp::start_generalized(std::make_unique<FailingOp>(), quiet, mcrp::CollKind::allreduce, &r);
+  mcrp::start_generalized(std::make_unique<FailingOp>(), quiet, "MPI_Iallreduce", &r);
   // MPI_Wait reports the error in its return code (it does not set status.MPI_ERROR).
   const int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
   int error_class = MPI_SUCCESS;
@@ -148,6 +170,36 @@ void failures_reach_the_request(MPI_Comm comm) {
   MPI_Comm_free(&quiet);
 }
 
+// What point-to-point needs of these requests: the op's status (source, tag, count) reaches the
+// caller; MPI_Cancel reaches the op; MPI_Request_free on an active request leaves the op to the
+// library, which finishes and releases it from its own progress.
+void statuses_cancel_and_free(MPI_Comm comm) {
+  MPI_Request r = start(std::make_unique<StatusOp>(3), comm);
+  MPI_Status status;
+  g_check.check(MPI_Wait(&r, &status) == MPI_SUCCESS, "Wait on a receive-like op");
+  int count = -1, cancelled = -1;
+  MPI_Get_count(&status, MPI_INT, &count);
+  MPI_Test_cancelled(&status, &cancelled);
+  g_check.check(status.MPI_SOURCE == 7 && status.MPI_TAG == 42 && count == 3 && cancelled == 0,
+                "the op's source, tag and count reach MPI_Wait's status");
+
+  r = start(std::make_unique<StatusOp>(1000000), comm);
+  g_check.check(MPI_Cancel(&r) == MPI_SUCCESS, "MPI_Cancel on an op");
+  g_check.check(MPI_Wait(&r, &status) == MPI_SUCCESS, "Wait after cancel");
+  MPI_Test_cancelled(&status, &cancelled);
+  g_check.check(cancelled == 1, "a withdrawn op reports cancelled");
+
+  const int before = g_live_ops.load();
+  r = start(std::make_unique<CountdownOp>(50), comm);
+  g_check.check(MPI_Request_free(&r) == MPI_SUCCESS && r == MPI_REQUEST_NULL, "Request_free on an active op");
+  // Any later library wait finishes it (here: Waits on other ops of the library).
+  for (int i = 0; i < 100 && g_live_ops.load() > before; ++i) {
+    MPI_Request other = start(std::make_unique<CountdownOp>(1), comm);
+    MPI_Wait(&other, MPI_STATUS_IGNORE);
+  }
+  g_check.check(g_live_ops.load() == before, "the freed op was finished and released by the library");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -156,6 +208,7 @@ int main(int argc, char** argv) {
   wait_and_test_single(MPI_COMM_WORLD);
   mixed_arrays(MPI_COMM_WORLD);
   failures_reach_the_request(MPI_COMM_WORLD);
+  statuses_cancel_and_free(MPI_COMM_WORLD);
   g_check.check(g_live_ops.load() == 0, "no op outlives its request");
   const int rc = g_check.finish(MPI_COMM_WORLD, "test_generalized_requests");
   MPI_Finalize();

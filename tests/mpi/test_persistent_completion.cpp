@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/call.h"
-#include "collectives/requests_persistent.h"
+#include "runtime/persistent.h"
 #include "tests/mpi/check.h"
 
 namespace {
@@ -98,12 +97,11 @@ void many_handles_two_comms() {
   for (int c = 0; c < 2; ++c) {
     const MPI_Comm comm = comms[c];
     for (int i = 0; i < kPerComm; ++i) {
-      mcrp::OwnedBaseCall iallreduce = [comm](const void* s, void* r, MPI_Request* q, MPI_Datatype t, MPI_Op o) {
-        return PMPI_Iallreduce(s, r, 1, t, o, comm, q);
-      };
       const int k = c * kPerComm + i;
-      g_check.check(mcrp::create_persistent(mcrp::describe::allreduce(&send[k], &recv[k], 1, MPI_INT, MPI_SUM, comm),
-                                            iallreduce, &on[c][i]).ok(), "create_persistent");
+      auto iallreduce = [comm, s = &send[k], r = &recv[k]](MPI_Request* q) {
+        return PMPI_Iallreduce(s, r, 1, MPI_INT, MPI_SUM, comm, q);
+      };
+      g_check.check(mcrp::create_persistent(iallreduce, &on[c][i]).ok(), "create_persistent");
     }
   }
   for (int start = 0; start < 8; ++start) {
@@ -149,12 +147,9 @@ int main(int argc, char** argv) {
   MPI_Comm signals;  // "I have started": keeps rank 0 from starting before the others have looked
   MPI_Comm_dup(MPI_COMM_WORLD, &signals);
   int send = 0, recv = -1;
-  mcrp::OwnedBaseCall iallreduce = [](const void* s, void* r, MPI_Request* q, MPI_Datatype t, MPI_Op o) {
-    return PMPI_Iallreduce(s, r, 1, t, o, MPI_COMM_WORLD, q);
-  };
+  auto iallreduce = [&](MPI_Request* q) { return PMPI_Iallreduce(&send, &recv, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, q); };
   MPI_Request handle = MPI_REQUEST_NULL;
-  const mcrp::Status created = mcrp::create_persistent(mcrp::describe::allreduce(&send, &recv, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
-                                                       iallreduce, &handle);
+  const mcrp::Status created = mcrp::create_persistent(iallreduce, &handle);
   g_check.check(created.ok(), "create_persistent");
   for (int k = 0; k < static_cast<int>(Completion::count); ++k) {
     const Completion how = static_cast<Completion>(k);
@@ -176,11 +171,10 @@ int main(int argc, char** argv) {
   {
     int send2 = g_rank, recv2 = -1;
     MPI_Request pair[2] = {handle, MPI_REQUEST_NULL};
-    mcrp::OwnedBaseCall iallreduce2 = [](const void* s, void* r, MPI_Request* q, MPI_Datatype t, MPI_Op o) {
-      return PMPI_Iallreduce(s, r, 1, t, o, MPI_COMM_WORLD, q);
+    auto iallreduce2 = [&](MPI_Request* q) {
+      return PMPI_Iallreduce(&send2, &recv2, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, q);
     };
-    g_check.check(mcrp::create_persistent(mcrp::describe::allreduce(&send2, &recv2, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD),
-                                          iallreduce2, &pair[1]).ok(), "create_persistent (second)");
+    g_check.check(mcrp::create_persistent(iallreduce2, &pair[1]).ok(), "create_persistent (second)");
     for (int k = 0; k < 3; ++k) {
       send = k;
       g_check.check(MPI_Startall(2, pair) == MPI_SUCCESS, "Startall of two");

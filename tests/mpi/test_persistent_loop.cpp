@@ -183,7 +183,7 @@ class Loop {
       case 3: rc = MPI_Waitall(count, all.data(), MPI_STATUSES_IGNORE); break;
       case 4:
         // Waitany/Waitsome through the library: MPICH 4.0.2 alone reports an inactive persistent
-        // collective as completed again and again (collectives/requests_persistent.h), so Waitany
+        // collective as completed again and again (runtime/persistent.h), so Waitany
         // kept returning the first index and left the rest active.
         for (int k = 0; k < count && rc == MPI_SUCCESS; ++k) {
           int index = MPI_UNDEFINED;

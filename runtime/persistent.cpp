@@ -1,4 +1,4 @@
-#include "collectives/requests_persistent.h"
+#include "runtime/persistent.h"
 
 #include <atomic>
 #include <memory>
@@ -6,17 +6,16 @@
 #include <unordered_map>
 #include <utility>
 
-#include "collectives/errors.h"
+#include "runtime/errors.h"
 
 namespace mcrp {
 namespace {
 
 struct Persistent {
-  bool device = false;  // call and nonblocking are set: the library runs the collective
-  CollCall call;
-  OwnedBaseCall nonblocking;
+  PersistentStart start;                 // set when the library runs the operation (device buffers)
   std::mutex mutex;                      // the fields below change in any thread that waits on the handle
-  MPI_Request inner = MPI_REQUEST_NULL;  // the started collective, until it has completed
+  MPI_Request inner = MPI_REQUEST_NULL;  // the started operation, until it has completed
+  MPI_Status status{};                   // the inner request's status, once it has completed
   bool active = false;                   // started, and not yet completed by the base MPI
 };
 
@@ -28,7 +27,7 @@ int settle_inner(Persistent& entry, bool wait, bool* running) {
   *running = false;
   if (entry.inner == MPI_REQUEST_NULL) return MPI_SUCCESS;
   int done = 1;
-  const int rc = wait ? PMPI_Wait(&entry.inner, MPI_STATUS_IGNORE) : PMPI_Test(&entry.inner, &done, MPI_STATUS_IGNORE);
+  const int rc = wait ? PMPI_Wait(&entry.inner, &entry.status) : PMPI_Test(&entry.inner, &done, &entry.status);
   if (rc != MPI_SUCCESS || done) {
     entry.inner = MPI_REQUEST_NULL;  // completed (an erroneous one is freed by the base MPI too)
     g_in_flight.fetch_sub(1, std::memory_order_acq_rel);
@@ -73,13 +72,11 @@ Registry& registry() {
 
 }  // namespace
 
-Status create_persistent(const CollCall& call, OwnedBaseCall nonblocking, MPI_Request* request) {
+Status create_persistent(PersistentStart start, MPI_Request* request) {
   const int rc = PMPI_Barrier_init(MPI_COMM_SELF, MPI_INFO_NULL, request);
   if (rc != MPI_SUCCESS) return already_raised(rc);
   auto entry = std::make_shared<Persistent>();
-  entry->device = true;
-  entry->call = call;
-  entry->nonblocking = std::move(nonblocking);
+  entry->start = std::move(start);
   registry().add(*request, std::move(entry));
   return {};
 }
@@ -93,8 +90,13 @@ int start_request(MPI_Request* request) {
   const std::shared_ptr<Persistent> entry = registry().find(*request);
   if (!entry) return PMPI_Start(request);
   std::lock_guard<std::mutex> lock(entry->mutex);
-  if (entry->device) {
-    const int rc = run_collective(entry->call, BaseCall(entry->nonblocking), Mode::nonblocking, &entry->inner);
+  if (entry->start) {
+    // A round that completes at once leaves an empty status behind, as a receive of nothing does.
+    PMPI_Status_set_elements_x(&entry->status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(&entry->status, 0);
+    entry->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    entry->status.MPI_TAG = MPI_ANY_TAG;
+    const int rc = entry->start(&entry->inner);
     if (rc != MPI_SUCCESS) return rc;
     if (entry->inner != MPI_REQUEST_NULL) g_in_flight.fetch_add(1, std::memory_order_acq_rel);
   }
@@ -113,7 +115,7 @@ int free_request(MPI_Request* request) {
   return PMPI_Request_free(request);
 }
 
-bool persistent_collectives_exist() { return registry().size() > 0; }
+bool persistent_requests_exist() { return registry().size() > 0; }
 
 bool device_work_in_flight() { return g_in_flight.load(std::memory_order_acquire) > 0; }
 
@@ -127,11 +129,30 @@ int hide_from_base(MPI_Request handle, bool* hide, bool* running) {
   return rc;
 }
 
-void mark_completed(MPI_Request handle) {
+namespace {
+
+void copy_status(const Persistent& entry, MPI_Status* status) {
+  if (!entry.start || status == MPI_STATUS_IGNORE) return;
+  const int error = status->MPI_ERROR;  // the base MPI's, for this handle
+  *status = entry.status;
+  status->MPI_ERROR = error;
+}
+
+}  // namespace
+
+void mark_completed(MPI_Request handle, MPI_Status* status) {
   const std::shared_ptr<Persistent> entry = registry().find(handle);  // no lock while the table is empty
   if (!entry) return;
   std::lock_guard<std::mutex> lock(entry->mutex);
   entry->active = false;
+  copy_status(*entry, status);
+}
+
+void report_status(MPI_Request handle, MPI_Status* status) {
+  const std::shared_ptr<Persistent> entry = registry().find(handle);
+  if (!entry) return;
+  std::lock_guard<std::mutex> lock(entry->mutex);
+  copy_status(*entry, status);
 }
 
 int test_device_work(MPI_Request handle, bool* running) {

@@ -3,7 +3,6 @@
 #pragma once
 #include <mpi.h>
 
-#include "collectives/kind.h"
 #include "device/status.h"
 
 namespace mcrp {
@@ -11,7 +10,8 @@ namespace mcrp {
 // A Status carrying an MPI error code that the base MPI already raised (its handler already ran).
 Status already_raised(int mpi_code);
 
-// Raises `status` on `comm` and returns the code the MPI call must return.
-int raise_error(MPI_Comm comm, CollKind kind, int comm_size, const Status& status);
+// Raises `status` on `comm` and returns the code the MPI call must return. `call` names the entry
+// point ("MPI_Allreduce"); comm_size > 0 adds "on a communicator of N ranks" to the message.
+int raise_error(MPI_Comm comm, const char* call, int comm_size, const Status& status);
 
 }  // namespace mcrp

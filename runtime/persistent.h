@@ -5,7 +5,7 @@
 // request array. A registry maps it to the collective: MPI_Start/Startall start the collective
 // through the router as a nonblocking call (its inner request: a generalized one for NCCL and staged
 // work, the base MPI's own otherwise) and then start the handle; the Wait/Test family
-// (collectives/wait_family.h) treats the handle as incomplete while that inner request is, and
+// (runtime/wait_family.h) treats the handle as incomplete while that inner request is, and
 // MPI_Request_free completes the inner request and drops the entry.
 //
 // Host buffers: the base MPI's own persistent request, registered too (without a collective) because
@@ -15,14 +15,18 @@
 #pragma once
 #include <mpi.h>
 
-#include "collectives/call.h"
-#include "collectives/dispatch.h"
+#include <functional>
+
 #include "device/status.h"
 
 namespace mcrp {
 
-// Device buffers: creates the handle in *request and remembers `call` and its nonblocking base entry.
-Status create_persistent(const CollCall& call, OwnedBaseCall nonblocking, MPI_Request* request);
+// Starts one round of a library-owned persistent operation: its nonblocking form, whose request is
+// written to *inner (MPI_REQUEST_NULL when it completed at once). Returns an MPI error code.
+using PersistentStart = std::function<int(MPI_Request* inner)>;
+
+// Device buffers: creates the handle in *request and remembers how to start the operation.
+Status create_persistent(PersistentStart start, MPI_Request* request);
 // Host buffers: remembers a persistent collective request the base MPI made.
 void register_base_persistent(MPI_Request request);
 
@@ -32,7 +36,7 @@ int start_request(MPI_Request* request);
 int free_request(MPI_Request* request);
 
 // One atomic load: false in programs without persistent collectives, which then pay nothing else.
-bool persistent_collectives_exist();
+bool persistent_requests_exist();
 // True while some handle has collective work in flight (one atomic load).
 bool device_work_in_flight();
 
@@ -45,7 +49,11 @@ int hide_from_base(MPI_Request handle, bool* hide, bool* running);
 int test_device_work(MPI_Request handle, bool* running);
 // Waits for the collective work behind `handle` (none: returns at once).
 int wait_device_work(MPI_Request handle);
-// Records that the base MPI has completed `handle` (it is inactive until its next MPI_Start).
-void mark_completed(MPI_Request handle);
+// Records that the base MPI has completed `handle` (it is inactive until its next MPI_Start), and
+// puts the status of the operation behind it, if the library owns one, into *status (unless
+// MPI_STATUS_IGNORE): the handle's own status says nothing about a receive.
+void mark_completed(MPI_Request handle, MPI_Status* status = MPI_STATUS_IGNORE);
+// Only the status part of mark_completed (MPI_Request_get_status leaves the request active).
+void report_status(MPI_Request handle, MPI_Status* status);
 
 }  // namespace mcrp

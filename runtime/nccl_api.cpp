@@ -1,4 +1,4 @@
-#include "collectives/nccl_api.h"
+#include "runtime/nccl_api.h"
 
 #include <dlfcn.h>
 

@@ -1,4 +1,4 @@
-#include "collectives/nccl_comm.h"
+#include "runtime/nccl_comm.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "collectives/config.h"
-#include "collectives/nccl_api.h"
-#include "collectives/progress.h"
+#include "runtime/config.h"
+#include "runtime/nccl_api.h"
+#include "runtime/progress.h"
 #include "device/cuda_runtime.h"
 
 namespace mcrp {

@@ -1,16 +1,14 @@
-#include "collectives/lifecycle.h"
+#include "runtime/lifecycle.h"
 
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
 #include <cstdlib>
 
-#include "collectives/config.h"
-#include "collectives/half_reduction.h"
-#include "collectives/nccl_api.h"
-#include "collectives/nccl_comm.h"
-#include "collectives/progress.h"
-#include "collectives/stats.h"
+#include "runtime/config.h"
+#include "runtime/nccl_api.h"
+#include "runtime/nccl_comm.h"
+#include "runtime/progress.h"
 #include "device/buffer_pool.h"
 #include "device/cuda_runtime.h"
 #include "device/gpu_affinity.h"
@@ -32,10 +30,8 @@ void on_initialized() {
 }
 
 void before_finalize() {
-  stats::report(MPI_COMM_WORLD);
   release_world_nccl_comm();
   release_progress_comm();
-  release_half_reduction();
   if (device::cuda_available()) device::release_cached_buffers();
 }
 

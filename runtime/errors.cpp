@@ -1,4 +1,4 @@
-#include "collectives/errors.h"
+#include "runtime/errors.h"
 
 #include <cstdio>
 #include <map>
@@ -30,10 +30,10 @@ int code_for(int error_class, const std::string& message) {
 
 Status already_raised(int mpi_code) { return Status(mpi_code, kAlreadyRaised); }
 
-int raise_error(MPI_Comm comm, CollKind kind, int comm_size, const Status& status) {
+int raise_error(MPI_Comm comm, const char* call, int comm_size, const Status& status) {
   if (status.message() == kAlreadyRaised) return status.error_class();
   const std::string where = comm_size > 0 ? " on a communicator of " + std::to_string(comm_size) + " ranks" : "";
-  const std::string message = std::string("mcrpmpi: ") + mpi_name(kind) + where + ": " + status.message();
+  const std::string message = std::string("mcrpmpi: ") + call + where + ": " + status.message();
   const int code = code_for(status.error_class(), message);
   // MPICH 4.0.2's abort message shows an unrelated string for added error codes, so a fatal handler
   // would end the job without the reason: print it first.

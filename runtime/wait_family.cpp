@@ -1,9 +1,9 @@
-#include "collectives/wait_family.h"
+#include "runtime/wait_family.h"
 
 #include <vector>
 
-#include "collectives/progress.h"
-#include "collectives/requests_persistent.h"
+#include "runtime/progress.h"
+#include "runtime/persistent.h"
 
 namespace mcrp {
 namespace {
@@ -26,9 +26,9 @@ class MaskedArray {
       any_running_ = any_running_ || running;
     }
   }
-  // The base MPI completed element i of the view.
-  void completed(int i) {
-    mark_completed(requests_[i]);
+  // The base MPI completed element i of the view, and wrote its status to *status.
+  void completed(int i, MPI_Status* status) {
+    mark_completed(requests_[i], status);
     requests_[i] = view_[i];
   }
   MPI_Request* view() { return view_.data(); }
@@ -46,8 +46,10 @@ class MaskedArray {
 
 // After the base MPI completed every request of an array. Only persistent handles are registered,
 // and completion leaves those in the array, so the array itself still names them.
-void mark_all_completed(int count, const MPI_Request requests[]) {
-  for (int i = 0; i < count; ++i) mark_completed(requests[i]);
+void mark_all_completed(int count, const MPI_Request requests[], MPI_Status statuses[]) {
+  for (int i = 0; i < count; ++i) {
+    mark_completed(requests[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
+  }
 }
 
 int wait_every_device_work(int count, const MPI_Request requests[]) {
@@ -62,26 +64,26 @@ int wait_every_device_work(int count, const MPI_Request requests[]) {
 }  // namespace
 
 int wait_one(MPI_Request* request, MPI_Status* status) {
-  if (!persistent_collectives_exist() || request == nullptr) return PMPI_Wait(request, status);
+  if (!persistent_requests_exist() || request == nullptr) return PMPI_Wait(request, status);
   const MPI_Request handle = *request;
   const int device_rc = wait_device_work(handle);
   const int rc = PMPI_Wait(request, status);
-  if (rc == MPI_SUCCESS) mark_completed(handle);
+  if (rc == MPI_SUCCESS) mark_completed(handle, status);
   return device_rc != MPI_SUCCESS ? device_rc : rc;
 }
 
 int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (!persistent_collectives_exist() || bad_array(count, requests)) return PMPI_Waitall(count, requests, statuses);
+  if (!persistent_requests_exist() || bad_array(count, requests)) return PMPI_Waitall(count, requests, statuses);
   // Waiting for the device work first is safe: the base MPI keeps progressing meanwhile, and no
   // other request's completion is needed for it to finish.
   const int device_rc = wait_every_device_work(count, requests);
   const int rc = PMPI_Waitall(count, requests, statuses);
-  mark_all_completed(count, requests);
+  mark_all_completed(count, requests, statuses);
   return device_rc != MPI_SUCCESS ? device_rc : rc;
 }
 
 int test_one(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (!persistent_collectives_exist() || request == nullptr || flag == nullptr) return PMPI_Test(request, flag, status);
+  if (!persistent_requests_exist() || request == nullptr || flag == nullptr) return PMPI_Test(request, flag, status);
   const MPI_Request handle = *request;
   bool running = false;
   int rc = test_device_work(handle, &running);
@@ -91,38 +93,40 @@ int test_one(MPI_Request* request, int* flag, MPI_Status* status) {
     return MPI_SUCCESS;
   }
   rc = PMPI_Test(request, flag, status);
-  if (rc == MPI_SUCCESS && *flag) mark_completed(handle);
+  if (rc == MPI_SUCCESS && *flag) mark_completed(handle, status);
   return rc;
 }
 
 int test_any(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  if (!persistent_collectives_exist() || bad_array(count, requests) || index == nullptr || flag == nullptr) {
+  if (!persistent_requests_exist() || bad_array(count, requests) || index == nullptr || flag == nullptr) {
     return PMPI_Testany(count, requests, index, flag, status);
   }
   MaskedArray masked(count, requests);
   if (masked.error() != MPI_SUCCESS) return masked.error();
   const int rc = PMPI_Testany(count, masked.view(), index, flag, status);
-  if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED) masked.completed(*index);
+  if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED) masked.completed(*index, status);
   if (*flag && *index == MPI_UNDEFINED && masked.any_running()) *flag = 0;
   return rc;
 }
 
 int test_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!persistent_collectives_exist() || bad_array(count, requests) || outcount == nullptr) {
+  if (!persistent_requests_exist() || bad_array(count, requests) || outcount == nullptr) {
     return PMPI_Testsome(count, requests, outcount, indices, statuses);
   }
   MaskedArray masked(count, requests);
   if (masked.error() != MPI_SUCCESS) return masked.error();
   const int rc = PMPI_Testsome(count, masked.view(), outcount, indices, statuses);
   if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED) {
-    for (int k = 0; k < *outcount; ++k) masked.completed(indices[k]);
+    for (int k = 0; k < *outcount; ++k) {
+      masked.completed(indices[k], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k]);
+    }
   }
   if (*outcount == MPI_UNDEFINED && masked.any_running()) *outcount = 0;
   return rc;
 }
 
 int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  if (!persistent_collectives_exist() || bad_array(count, requests) || index == nullptr) {
+  if (!persistent_requests_exist() || bad_array(count, requests) || index == nullptr) {
     return PMPI_Waitany(count, requests, index, status);
   }
   for (;;) {
@@ -134,7 +138,7 @@ int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status) 
 }
 
 int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!persistent_collectives_exist() || bad_array(count, requests) || outcount == nullptr) {
+  if (!persistent_requests_exist() || bad_array(count, requests) || outcount == nullptr) {
     return PMPI_Waitsome(count, requests, outcount, indices, statuses);
   }
   for (;;) {
@@ -145,13 +149,17 @@ int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], M
 }
 
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-  if (!persistent_collectives_exist() || flag == nullptr) return PMPI_Request_get_status(request, flag, status);
+  if (!persistent_requests_exist() || flag == nullptr) return PMPI_Request_get_status(request, flag, status);
   bool running = false;
   const int rc = test_device_work(request, &running);
   if (rc != MPI_SUCCESS) return rc;
-  if (!running) return PMPI_Request_get_status(request, flag, status);
-  *flag = 0;
-  return MPI_SUCCESS;
+  if (running) {
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
+  const int base_rc = PMPI_Request_get_status(request, flag, status);
+  if (base_rc == MPI_SUCCESS && *flag) report_status(request, status);
+  return base_rc;
 }
 
 int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
@@ -169,7 +177,7 @@ int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]
   }
   *flag = 1;
   const int rc = PMPI_Waitall(count, requests, statuses);
-  mark_all_completed(count, requests);
+  mark_all_completed(count, requests, statuses);
   return rc;
 }
 

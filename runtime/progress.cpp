@@ -1,13 +1,14 @@
-#include "collectives/progress.h"
+#include "runtime/progress.h"
 
 #include <mpi.h>
 
 #include <mutex>
 #include <string>
 
-#include "collectives/config.h"
-#include "collectives/nccl_api.h"
-#include "collectives/nccl_comm.h"
+#include "runtime/config.h"
+#include "runtime/nccl_api.h"
+#include "runtime/nccl_comm.h"
+#include "runtime/requests.h"
 
 namespace mcrp {
 namespace {
@@ -37,6 +38,7 @@ MpiProgress::MpiProgress(ncclComm_t nccl_comm)
 Status MpiProgress::poll() {
   drive_mpi_progress();
   advance_nccl_comms();  // whichever communicator this wait is for (nccl_comm.h)
+  advance_detached_requests();
   // The clock and NCCL's error state are checked every 64 polls: both cost more than a progress poll.
   if ((++polls_ & 63u) != 0) return {};
   if (nccl_comm_ != nullptr) MCRP_TRY(nccl_async_error(nccl_comm_));

@@ -1,4 +1,4 @@
-#include "collectives/comm_facts.h"
+#include "runtime/comm_facts.h"
 
 #include <mutex>
 

@@ -1,4 +1,4 @@
-#include "collectives/config.h"
+#include "runtime/config.h"
 
 #include <cstdlib>
 

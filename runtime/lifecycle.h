@@ -1,0 +1,12 @@
+// What the shared runtime does when MPI starts and stops (collectives/ and p2p/ have their own
+// steps, which pmpi/lifecycle.cpp runs first at finalization).
+#pragma once
+
+namespace mcrp {
+
+// After PMPI_Init(_thread): read settings and tuning, select a device if asked (MCRPMPI_SELECT_DEVICE).
+void on_initialized();
+// Before PMPI_Finalize: release NCCL communicators, the progress communicator and cached buffers.
+void before_finalize();
+
+}  // namespace mcrp

@@ -1,0 +1,44 @@
+// Library operations as real MPI_Request handles. Each in-flight operation (a device collective, a
+// staged or NCCL point-to-point transfer) is an AsyncOp wrapped in an MPICH generalized request
+// (MPIX_Grequest_start) whose poll function advances it; so MPI_Wait/Test and the whole Wait/Test
+// family drive it, in one array with the base MPI's own requests, while the base MPI keeps
+// progressing. The op owns every scratch and host buffer until it completes, and releases them
+// before the request is marked complete.
+//
+// MPI_Request_free on an active request (legal for point-to-point) detaches it: the library keeps
+// the op and finishes it from its own progress (every poll and wait of the library), then completes
+// and drops the request. MPI_Cancel reaches the op, which may withdraw (a receive not yet matched).
+#pragma once
+#include <mpi.h>
+
+#include <memory>
+
+#include "device/status.h"
+
+namespace mcrp {
+
+class AsyncOp {
+ public:
+  virtual ~AsyncOp() = default;
+  // Advances the operation without blocking; sets *done once nothing of it remains in flight.
+  virtual Status progress(bool* done) = 0;
+  // The status Wait/Test report once done: source, tag, count and the cancelled flag (the error
+  // field is the library's). The default is a collective's: no source, tag or count.
+  virtual void fill_status(MPI_Status* status) const;
+  // MPI_Cancel: withdraw if still possible; the op then completes through progress() either way,
+  // reporting cancelled in its status when it was withdrawn. The default does nothing (collectives
+  // cannot be cancelled; MPI allows cancel to have no effect).
+  virtual void cancel() {}
+};
+
+// Wraps a started op into *request. `call` ("MPI_Isend") and `comm` are what an error names and
+// where it is raised. On failure *request is MPI_REQUEST_NULL and the op is dropped.
+Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, const char* call, MPI_Request* request);
+
+// A request that is already complete: for device calls that ran to completion when issued.
+Status start_completed(MPI_Request* request);
+
+// Advances requests the application freed while active (one atomic load when there are none).
+void advance_detached_requests();
+
+}  // namespace mcrp
