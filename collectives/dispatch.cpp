@@ -1,12 +1,11 @@
 #include "collectives/dispatch.h"
 
-#include <dlfcn.h>
-
 #include <chrono>
 #include <cstdio>
 #include <new>
 #include <utility>
 
+#include "runtime/base_mpi.h"
 #include "runtime/comm_facts.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
@@ -22,17 +21,6 @@ namespace mcrp {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Whether the base MPI takes device pointers itself (then staging copies are skipped). Looked up by
-// name: other MPICH-ABI libraries (Intel MPI) may not have the MPICH extension.
-bool base_mpi_cuda_aware() {
-  static const bool aware = [] {
-    using QueryFn = int (*)();
-    auto query = reinterpret_cast<QueryFn>(dlsym(RTLD_DEFAULT, "PMPIX_Query_cuda_support"));
-    return query != nullptr && query() == 1;
-  }();
-  return aware;
-}
 
 struct LocalMemory {
   bool device = false;

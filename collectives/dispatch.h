@@ -9,15 +9,9 @@
 
 #include "collectives/base_call.h"
 #include "collectives/call.h"
+#include "runtime/requests.h"
 
 namespace mcrp {
-
-enum class Mode {
-  blocking,     // base is PMPI_<Coll>
-  nonblocking,  // base is PMPI_I<coll>, writing the request it is given
-};
-
-// A base call that outlives the wrapper (a persistent request's blocking entry point).
 
 // Blocking and nonblocking forms. In nonblocking mode *request receives the base MPI's request
 // (host buffers) or a generalized request the library completes (device buffers; see requests.h).

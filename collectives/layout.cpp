@@ -68,12 +68,6 @@ Role role_of(const CollCall& c, const Participant& self) {
   return c.root == MPI_PROC_NULL ? Role::bystander : Role::member;
 }
 
-MPI_Count BufferSide::total_count() const {
-  MPI_Count total = 0;
-  for (const Block& b : blocks) total += b.count;
-  return total;
-}
-
 Layout layout_of(const CollCall& c, const Participant& self) {
   Layout l;
   const bool in_place = c.in_place();  // never on an intercommunicator: MPI forbids it there
@@ -171,18 +165,6 @@ Status check_root(const CollCall& c, const Participant& self) {
   return valid ? Status() : Status(MPI_ERR_ROOT, "invalid root " + std::to_string(c.root));
 }
 
-Status type_info(MPI_Datatype type, TypeInfo* info) {
-  MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  int rc = PMPI_Type_size_x(type, &info->size);
-  if (rc == MPI_SUCCESS) rc = PMPI_Type_get_extent_x(type, &lb, &extent);
-  if (rc == MPI_SUCCESS) rc = PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
-  if (rc != MPI_SUCCESS) return Status(MPI_ERR_TYPE, "invalid datatype");
-  info->extent = extent;
-  info->true_lb = true_lb;
-  info->true_extent = true_extent;
-  return {};
-}
-
 std::optional<std::uint64_t> agreed_bytes(const CollCall& c, const Layout& layout, const Participant& self,
                                           const TypeInfo& send_type, const TypeInfo& recv_type) {
   if (self.inter) return std::nullopt;
@@ -215,24 +197,6 @@ std::optional<std::uint64_t> agreed_bytes(const CollCall& c, const Layout& layou
       break;
   }
   return std::nullopt;
-}
-
-Span span_of(const BufferSide& side, const TypeInfo& type) {
-  Span span;
-  bool first = true;
-  for (const Block& b : side.blocks) {
-    if (b.count <= 0) continue;
-    const std::ptrdiff_t lo = b.displacement * type.extent + type.true_lb;
-    const std::ptrdiff_t hi = lo + (b.count - 1) * type.extent + type.true_extent;
-    span.lo = first ? lo : std::min(span.lo, lo);
-    span.hi = first ? hi : std::max(span.hi, hi);
-    first = false;
-  }
-  return span;
-}
-
-bool covers_span(const BufferSide& side, const TypeInfo& type, const Span& span) {
-  return type.contiguous() && static_cast<std::size_t>(side.total_count() * type.size) == span.bytes();
 }
 
 }  // namespace mcrp

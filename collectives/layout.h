@@ -17,6 +17,7 @@
 
 #include "collectives/call.h"
 #include "device/status.h"
+#include "runtime/buffer.h"
 
 namespace mcrp {
 
@@ -42,22 +43,6 @@ enum class Role {
 };
 Role role_of(const CollCall& call, const Participant& self);
 
-struct Block {
-  MPI_Count displacement = 0;  // in extents of the side's datatype
-  MPI_Count count = 0;         // elements of the side's datatype
-};
-
-struct BufferSide {
-  char* base = nullptr;  // null when the side is not significant on this rank
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  std::vector<Block> blocks;
-  bool read = false;
-  bool written = false;
-
-  bool significant() const { return base != nullptr || read || written; }
-  MPI_Count total_count() const;
-};
-
 struct Layout {
   BufferSide send;  // read only
   BufferSide recv;  // written; also read with MPI_IN_PLACE (and for bcast at the root)
@@ -75,17 +60,6 @@ Status check_counts(const Layout& layout);
 // An invalid root for the communicator (MPI_ERR_ROOT), else ok; unrooted collectives ignore root.
 Status check_root(const CollCall& call, const Participant& self);
 
-// Datatype geometry from the base MPI.
-struct TypeInfo {
-  MPI_Count size = 0;
-  MPI_Aint extent = 0;
-  MPI_Aint true_lb = 0;
-  MPI_Aint true_extent = 0;
-  // Elements abut with no gaps and start at offset 0: a buffer of n elements is n*size plain bytes.
-  bool contiguous() const { return size == extent && size == true_extent && true_lb == 0; }
-};
-Status type_info(MPI_Datatype type, TypeInfo* info);
-
 // The message size in bytes that every rank of the call computes alike, in OSU's per-rank
 // convention (allgather: one rank's block; reduce-scatter: the whole vector), from this rank's
 // significant arguments only (gather: the root's receive side, the others' send side; the type
@@ -93,17 +67,5 @@ Status type_info(MPI_Datatype type, TypeInfo* info);
 // not agree on one (alltoallv, gatherv, scatterv) and on intercommunicators.
 std::optional<std::uint64_t> agreed_bytes(const CollCall& call, const Layout& layout, const Participant& self,
                                           const TypeInfo& send_type, const TypeInfo& recv_type);
-
-// The byte range [lo, hi) relative to side.base that the side's blocks cover (empty when lo == hi).
-struct Span {
-  std::ptrdiff_t lo = 0;
-  std::ptrdiff_t hi = 0;
-  std::size_t bytes() const { return static_cast<std::size_t>(hi - lo); }
-};
-Span span_of(const BufferSide& side, const TypeInfo& type);
-
-// True when writing the side's blocks overwrites its whole span, so a copy of it need not be filled
-// first to keep the bytes between blocks (holes in a derived datatype, gaps between displacements).
-bool covers_span(const BufferSide& side, const TypeInfo& type, const Span& span);
 
 }  // namespace mcrp

@@ -7,6 +7,7 @@
 #include "collectives/paths.h"
 #include "runtime/progress.h"
 #include "runtime/requests.h"
+#include "runtime/staging.h"
 #include "device/buffer_pool.h"
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
@@ -14,37 +15,6 @@
 
 namespace mcrp {
 namespace {
-
-// One side's host image: pinned copy of a device span, or the side itself when it is host memory.
-struct HostImage {
-  device::Buffer pinned;
-  Span span;
-  bool staged = false;
-  char* base = nullptr;  // what the base MPI gets in place of side.base
-};
-
-Status stage_in(const BufferSide& side, const TypeInfo& type, cudaStream_t stream, HostImage* image) {
-  image->base = side.base;
-  if (!side.significant()) return {};
-  image->span = span_of(side, type);
-  if (image->span.bytes() == 0) return {};
-  const char* device_start = side.base + image->span.lo;
-  if (device::locate(device_start).kind != device::MemoryKind::device) return {};
-  MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, image->span.bytes(), image->pinned));
-  image->staged = true;
-  image->base = image->pinned.data() - image->span.lo;
-  if (side.read || !covers_span(side, type, image->span)) {
-    MCRP_TRY(device::copy_async(image->pinned.data(), device_start, image->span.bytes(), stream,
-                                "cudaMemcpyAsync (device to host)"));
-  }
-  return {};
-}
-
-Status stage_out(const BufferSide& side, const HostImage& image, cudaStream_t stream) {
-  if (!image.staged || !side.written) return {};
-  return device::copy_async(side.base + image.span.lo, image.pinned.data(), image.span.bytes(), stream,
-                            "cudaMemcpyAsync (host to device)");
-}
 
 // One staged call: the host images of both sides and how to hand them to the base MPI. Until
 // stage_in() the images are the user's own buffers, which is what a CUDA-aware base MPI gets. It

@@ -17,6 +17,12 @@
 
 namespace mcrp {
 
+// How an entry point completes, for the routers of collectives and point-to-point.
+enum class Mode {
+  blocking,     // the base call is the blocking entry point
+  nonblocking,  // the base call is the nonblocking one, writing the request it is given
+};
+
 class AsyncOp {
  public:
   virtual ~AsyncOp() = default;

@@ -1,0 +1,118 @@
+#include "p2p/dispatch.h"
+
+#include <cstdio>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "device/cuda_runtime.h"
+#include "device/handles.h"
+#include "device/ordered_streams.h"
+#include "p2p/prepared.h"
+#include "p2p/staged.h"
+#include "runtime/base_mpi.h"
+#include "runtime/config.h"
+#include "runtime/errors.h"
+#include "runtime/persistent.h"
+#include "runtime/progress.h"
+
+namespace mcrp {
+namespace {
+
+// The device ordinal of the first significant side in device memory, or -1 (host buffers only).
+int device_of(const P2PPrepared& p) {
+  for (const BufferSide* side : {&p.send, &p.recv}) {
+    if (!side->significant()) continue;
+    const device::PointerInfo info = device::locate(side->base);
+    if (info.kind == device::MemoryKind::device) return info.device;
+  }
+  return -1;
+}
+
+// What the staged path needs to know is sound: counts and datatypes of the significant sides. A
+// call that fails it goes to the base MPI as it is, which reports the error without touching the
+// buffers (MPICH checks counts and datatypes before any data).
+bool prepare_types(P2PPrepared& p) {
+  for (auto [side, type] : {std::pair{&p.send, &p.send_type}, std::pair{&p.recv, &p.recv_type}}) {
+    if (!side->significant()) continue;
+    if (side->total_count() < 0 || !type_info(side->type, type).ok()) return false;
+  }
+  return true;
+}
+
+void log_route(const P2PPrepared& p, const char* path, const char* reason) {
+  if (!config().debug) return;
+  int rank = -1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "mcrpmpi[%d]: %s on device %d -> %s (%s)\n", rank, p.call->entry, p.device, path, reason);
+}
+
+int fail(const P2PCall& call, const Status& status, MPI_Request* request) {
+  if (request != nullptr) *request = MPI_REQUEST_NULL;
+  return raise_error(call.comm, call.entry, 0, status);
+}
+
+// No exception crosses the C ABI: what escapes the routing becomes an MPI error.
+template <class Fn>
+int guarded(const P2PCall& call, MPI_Request* request, Fn&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(call, Status(MPI_ERR_NO_MEM, "out of host memory"), request);
+  } catch (...) {
+    return fail(call, Status(MPI_ERR_INTERN, "unexpected internal error"), request);
+  }
+}
+
+// A CUDA-aware base MPI gets the device pointers, once the application's earlier work on the
+// legacy default stream (which the copy stream is ordered after) is done.
+Status order_after_prior_device_work(int device) {
+  cudaStream_t stream = nullptr;
+  MCRP_TRY(device::copy_stream(device, &stream));
+  MpiProgress progress;
+  return device::wait_stream(stream, progress);
+}
+
+int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status) {
+  P2PPrepared p;
+  describe_sides(call, &p);
+  p.device = device_of(p);
+  if (p.device < 0 || !prepare_types(p)) return base(call.sendbuf, call.recvbuf, request, status);
+  const bool copy = !base_mpi_cuda_aware();
+  log_route(p, copy ? "staged" : "base MPI", copy ? "base MPI is not CUDA-aware" : "base MPI is CUDA-aware");
+  Status result;
+  if (mode == Mode::blocking) {
+    result = run_staged_p2p(p, base, copy, status);
+  } else if (!copy) {
+    result = order_after_prior_device_work(p.device);
+    if (result.ok()) return base(call.sendbuf, call.recvbuf, request, status);
+  } else {
+    result = start_staged_p2p(p, base, request);
+  }
+  return result.ok() ? MPI_SUCCESS : fail(call, result, request);
+}
+
+}  // namespace
+
+int run_p2p(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status) {
+  if (!device::cuda_available()) return base(call.sendbuf, call.recvbuf, request, status);
+  return guarded(call, request, [&] { return route(call, base, mode, request, status); });
+}
+
+int run_p2p_persistent_init(const P2PCall& call, const P2PBaseCall& init, OwnedP2PBaseCall nonblocking,
+                            MPI_Request* request) {
+  if (!device::cuda_available()) return init(call.sendbuf, call.recvbuf, request, MPI_STATUS_IGNORE);
+  return guarded(call, request, [&] {
+    P2PPrepared p;
+    describe_sides(call, &p);
+    if (device_of(p) < 0 || !prepare_types(p)) return init(call.sendbuf, call.recvbuf, request, MPI_STATUS_IGNORE);
+    // Each MPI_Start routes the call again, as its nonblocking form.
+    PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {
+      return run_p2p(call, P2PBaseCall(nonblocking), Mode::nonblocking, inner, MPI_STATUS_IGNORE);
+    };
+    const Status status = create_persistent(std::move(start), request);
+    return status.ok() ? MPI_SUCCESS : fail(call, status, request);
+  });
+}
+
+}  // namespace mcrp

@@ -1,0 +1,54 @@
+// A buffer as MPI describes it -- base address, datatype, blocks of elements -- and its geometry:
+// the byte span it covers and whether its elements are plain bytes. Collectives build these from
+// their layouts (collectives/layout.h), point-to-point from its one buffer per side; staging,
+// packing and memory-kind checks work on them alike.
+#pragma once
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "device/status.h"
+
+namespace mcrp {
+
+struct Block {
+  MPI_Count displacement = 0;  // in extents of the side's datatype
+  MPI_Count count = 0;         // elements of the side's datatype
+};
+
+struct BufferSide {
+  char* base = nullptr;  // null when the side is not significant on this rank
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  std::vector<Block> blocks;
+  bool read = false;
+  bool written = false;
+
+  bool significant() const { return base != nullptr || read || written; }
+  MPI_Count total_count() const;
+};
+
+// Datatype geometry from the base MPI.
+struct TypeInfo {
+  MPI_Count size = 0;
+  MPI_Aint extent = 0;
+  MPI_Aint true_lb = 0;
+  MPI_Aint true_extent = 0;
+  // Elements abut with no gaps and start at offset 0: a buffer of n elements is n*size plain bytes.
+  bool contiguous() const { return size == extent && size == true_extent && true_lb == 0; }
+};
+Status type_info(MPI_Datatype type, TypeInfo* info);
+
+// The byte range [lo, hi) relative to side.base that the side's blocks cover (empty when lo == hi).
+struct Span {
+  std::ptrdiff_t lo = 0;
+  std::ptrdiff_t hi = 0;
+  std::size_t bytes() const { return static_cast<std::size_t>(hi - lo); }
+};
+Span span_of(const BufferSide& side, const TypeInfo& type);
+
+// True when writing the side's blocks overwrites its whole span, so a copy of it need not be filled
+// first to keep the bytes between blocks (holes in a derived datatype, gaps between displacements).
+bool covers_span(const BufferSide& side, const TypeInfo& type, const Span& span);
+
+}  // namespace mcrp
