@@ -1,6 +1,9 @@
-"""The array kinds the buffer-collective tests run on: NumPy (host), CuPy and PyTorch (device).
-Each backend moves NumPy reference data to its memory and back, so one catalogue of collectives
-(buffer_collectives.py) checks them all against the same NumPy references."""
+"""The array kinds the buffer tests run on: NumPy (host), CuPy and PyTorch (device), and the
+library's fake device (NumPy arrays over memory from mcrpmpi_fake_device_alloc, which the library
+treats as device memory when MCRPMPI_FAKE_DEVICE=1: its device paths on a CPU machine). Each
+backend moves NumPy reference data to its memory and back, so one catalogue of calls checks them
+all against the same NumPy references."""
+import ctypes
 import os
 
 import numpy as np
@@ -66,6 +69,43 @@ class TorchBackend:
         self.torch.cuda.synchronize()
 
 
+class FakeDeviceBackend:
+    """NumPy arrays in the library's fake device memory (the library must be preloaded)."""
+    name = "fake"
+    on_device = True
+
+    def __init__(self, alloc, release):
+        self.alloc, self.release = alloc, release
+        self.blocks = []  # freed at exit: arrays may outlive the calls that made them
+
+    def empty(self, n, dtype):
+        dtype = np.dtype(dtype)
+        nbytes = max(n * dtype.itemsize, 1)
+        address = self.alloc(nbytes)
+        if not address:
+            raise MemoryError("mcrpmpi_fake_device_alloc failed")
+        self.blocks.append(address)
+        raw = (ctypes.c_char * nbytes).from_address(address)
+        return np.frombuffer(raw, dtype=np.uint8, count=n * dtype.itemsize).view(dtype)
+
+    def from_numpy(self, array):
+        array = np.ascontiguousarray(array)
+        out = self.empty(array.size, array.dtype)
+        out[...] = array.ravel()
+        return out
+
+    def to_numpy(self, array):
+        return np.array(array, copy=True)
+
+    def full(self, n, dtype, value):
+        out = self.empty(n, dtype)
+        out[...] = value
+        return out
+
+    def synchronize(self):
+        pass
+
+
 def select_local_gpu(count):
     """Ranks of one node share its GPUs round-robin (run_python.sh gives ranks that share one GPU
     their own NCCL_HOSTID, so NCCL accepts them)."""
@@ -99,4 +139,17 @@ def make_backend(name):
             skip("no CUDA device visible to torch")
         torch.cuda.set_device(select_local_gpu(torch.cuda.device_count()))
         return TorchBackend(torch)
-    raise SystemExit(f"unknown array backend {name!r} (numpy, cupy, torch)")
+    if name == "fake":
+        process = ctypes.CDLL(None)
+        try:
+            alloc, release = process.mcrpmpi_fake_device_alloc, process.mcrpmpi_fake_device_free
+        except AttributeError:
+            skip("the fake device needs libmcrpmpi preloaded")
+        alloc.restype, alloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+        release.restype, release.argtypes = None, [ctypes.c_void_p]
+        probe = alloc(1)
+        if not probe:
+            skip("the fake device is off (set MCRPMPI_FAKE_DEVICE=1)")
+        release(probe)
+        return FakeDeviceBackend(alloc, release)
+    raise SystemExit(f"unknown array backend {name!r} (numpy, cupy, torch, fake)")

@@ -47,6 +47,34 @@ const FamilyName kExportedFamilies[] = {
     [](const CollectiveNames& c) { return std::string(c.blocking) + "_init"; },
 };
 
+// One row per line of p2p.def.
+struct P2PNames {
+  const char* blocking;     // "Send"
+  const char* nonblocking;  // "Isend"
+  bool has_init;            // also MPI_<blocking>_init
+};
+#define MCRP_COUNT int
+#define MCRPMPI_P2P(Name, NonblockingName, kind, receives, persistent, PARAMS, ARGS) {#Name, #NonblockingName, (persistent) != 0},
+constexpr P2PNames kP2P[] = {
+#include "pmpi/p2p.def"
+};
+#undef MCRPMPI_P2P
+#undef MCRP_COUNT
+
+// Every p2p entry point: each form with its large-count twin.
+std::vector<std::string> p2p_entry_points() {
+  std::vector<std::string> names;
+  for (const P2PNames& p : kP2P) {
+    std::vector<std::string> forms = {std::string("MPI_") + p.blocking, std::string("MPI_") + p.nonblocking};
+    if (p.has_init) forms.push_back(std::string("MPI_") + p.blocking + "_init");
+    for (const std::string& form : forms) {
+      names.push_back(form);
+      names.push_back(form + "_c");
+    }
+  }
+  return names;
+}
+
 const char* const kLifecycleEntryPoints[] = {
     "MPI_Init",           "MPI_Init_thread",         "MPI_Finalize",          "MPI_Comm_free",
     "MPI_Comm_disconnect", "MPIX_Query_cuda_support", "MPIX_GPU_query_support",
@@ -69,6 +97,8 @@ std::vector<std::string> collective_entry_points() {
 
 std::vector<std::string> all_entry_points() {
   std::vector<std::string> names = collective_entry_points();
+  const std::vector<std::string> p2p = p2p_entry_points();
+  names.insert(names.end(), p2p.begin(), p2p.end());
   names.insert(names.end(), std::begin(kLifecycleEntryPoints), std::end(kLifecycleEntryPoints));
   return names;
 }
@@ -110,6 +140,12 @@ TEST_F(Exports, ListCoversEveryCollectiveOfTheDef) {
   // a guard against a .def edit that breaks the macro.
   EXPECT_EQ(std::size(kCollectives), 16u);
   EXPECT_EQ(collective_entry_points().size(), 3u * 31u);
+}
+
+TEST_F(Exports, ListCoversEveryPointToPointOperationOfTheDef) {
+  // 8 operations; 5 have persistent forms: (8 * 2 + 5) forms, each with _c.
+  EXPECT_EQ(std::size(kP2P), 8u);
+  EXPECT_EQ(p2p_entry_points().size(), 2u * 21u);
 }
 
 TEST_F(Exports, EveryEntryPointIsDefinedInTheLibrary) {

@@ -1,0 +1,128 @@
+"""Point-to-point through mpi4py on every array kind (issue 10): Send/Recv, Isend/Irecv, Sendrecv,
+Sendrecv_replace, Probe then receive by the probed size, persistent Send_init/Recv_init, and the
+lowercase (pickle) send/recv of objects holding arrays, in a ring, checked against NumPy
+references. mpi4py 4 calls the large-count symbols (MPI_Send_c, ...), so those are exercised.
+
+    mpiexec -n 3 python p2p_buffers.py [--backend numpy|cupy|torch|fake] [--sizes 0,1,1024]
+"""
+import argparse
+import sys
+
+import numpy as np
+
+from array_backends import make_backend
+from harness import Checker, deterministic_data, import_mpi
+
+SENTINEL = 42
+
+
+def run(MPI, comm, be, check, sizes, dtypes):
+    rank, size = comm.Get_rank(), comm.Get_size()
+    right, left = (rank + 1) % size, (rank - 1) % size
+    for dtype in dtypes:
+        for n in sizes:
+            label = f"[{dtype} n={n} ranks={size}]"
+            mine = deterministic_data(rank, n, dtype, salt=1)
+            theirs = deterministic_data(left, n, dtype, salt=1)
+
+            def receive_buffer():
+                return be.full(n + 1, dtype, SENTINEL)
+
+            def expect(what, buf, status=None):
+                got = be.to_numpy(buf)
+                check.equal(f"{what} {label}", got[:n], theirs)
+                check.equal(f"{what} sentinel {label}", got[n:], np.full(1, SENTINEL, dtype))
+                if status is not None:
+                    check.true(f"{what} status {label}",
+                               status.Get_source() == left and status.Get_count(MPI._typedict[np.dtype(dtype).char]) == n,
+                               f"source {status.Get_source()} count {status.Get_count()}")
+
+            out = be.from_numpy(mine)
+            be.synchronize()
+
+            # Send/Recv: even ranks send first (a ring of blocking calls then completes; one rank
+            # sends to itself without blocking).
+            recv = receive_buffer()
+            status = MPI.Status()
+            if size == 1:
+                request = comm.Isend([out, n], dest=right, tag=1)
+                comm.Recv([recv, n], source=left, tag=1, status=status)
+                request.Wait()
+            elif rank % 2 == 0:
+                comm.Send([out, n], dest=right, tag=1)
+                comm.Recv([recv, n], source=left, tag=1, status=status)
+            else:
+                comm.Recv([recv, n], source=left, tag=1, status=status)
+                comm.Send([out, n], dest=right, tag=1)
+            expect("Send/Recv", recv, status)
+
+            # Isend/Irecv, Waitall.
+            recv = receive_buffer()
+            requests = [comm.Irecv([recv, n], source=left, tag=2), comm.Isend([out, n], dest=right, tag=2)]
+            statuses = [MPI.Status(), MPI.Status()]
+            MPI.Request.Waitall(requests, statuses)
+            expect("Isend/Irecv", recv, statuses[0])
+
+            # Sendrecv and Sendrecv_replace.
+            recv = receive_buffer()
+            status = MPI.Status()
+            comm.Sendrecv([out, n], dest=right, sendtag=3, recvbuf=[recv, n], source=left, recvtag=3, status=status)
+            expect("Sendrecv", recv, status)
+            buf = be.from_numpy(np.concatenate([mine, np.full(1, SENTINEL, dtype)]))
+            be.synchronize()
+            comm.Sendrecv_replace([buf, n], dest=right, sendtag=4, source=left, recvtag=4)
+            expect("Sendrecv_replace", buf)
+
+            # Probe, then receive exactly what it reports.
+            request = comm.Isend([out, n], dest=right, tag=5)
+            status = MPI.Status()
+            comm.Probe(source=left, tag=5, status=status)
+            probed = status.Get_count(MPI._typedict[np.dtype(dtype).char])
+            check.true(f"Probe reports the size {label}", probed == n, f"probed {probed}")
+            recv = receive_buffer()
+            comm.Recv([recv, probed], source=left, tag=5)
+            request.Wait()
+            expect("Probe then Recv", recv)
+
+            # Persistent, started twice.
+            recv = receive_buffer()
+            requests = [comm.Recv_init([recv, n], source=left, tag=6), comm.Send_init([out, n], dest=right, tag=6)]
+            for _ in range(2):
+                MPI.Prequest.Startall(requests)
+                MPI.Request.Waitall(requests)
+                expect("Send_init/Recv_init", recv)
+            for request in requests:
+                request.Free()
+
+    # Objects through pickle (host memory inside mpi4py, whatever the arrays were).
+    obj = {"rank": rank, "payload": deterministic_data(rank, 5, "float64").tolist()}
+    if size == 1:
+        request = comm.isend(obj, dest=right, tag=7)
+        got = comm.recv(source=left, tag=7)
+        request.wait()
+    elif rank % 2 == 0:
+        comm.send(obj, dest=right, tag=7)
+        got = comm.recv(source=left, tag=7)
+    else:
+        got = comm.recv(source=left, tag=7)
+        comm.send(obj, dest=right, tag=7)
+    check.true("pickled send/recv", got == {"rank": left, "payload": deterministic_data(left, 5, "float64").tolist()},
+               repr(got))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--backend", default="numpy")
+    parser.add_argument("--sizes", default="0,1,1024,262144")
+    parser.add_argument("--dtypes", default="float32,int64")
+    args = parser.parse_args()
+    MPI = import_mpi()
+    be = make_backend(args.backend)
+    comm = MPI.COMM_WORLD
+    check = Checker(f"p2p_buffers --backend {args.backend}", comm)
+    run(MPI, comm, be, check, [int(s) for s in args.sizes.split(",")], args.dtypes.split(","))
+    sys.exit(check.finish())
+
+
+if __name__ == "__main__":
+    main()
