@@ -5,17 +5,19 @@
 #include <new>
 #include <utility>
 
+#include "collectives/nccl_types.h"
+#include "collectives/route.h"
+#include "collectives/stats.h"
+#include "device/cuda_runtime.h"
 #include "runtime/base_mpi.h"
 #include "runtime/comm_facts.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/nccl_comm.h"
-#include "collectives/nccl_types.h"
-#include "runtime/requests.h"
 #include "runtime/persistent.h"
-#include "collectives/route.h"
-#include "collectives/stats.h"
-#include "device/cuda_runtime.h"
+#include "runtime/progress.h"
+#include "runtime/requests.h"
+#include "runtime/wait_family.h"
 
 namespace mcrp {
 namespace {
@@ -223,6 +225,13 @@ int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Re
     });
   }
   return guarded(call, request, [&] { return route_device_aware(call, base, mode, request); });
+}
+
+int run_blocking_collective(const CollCall& call, const BaseCall& base, const BaseCall& nonblocking) {
+  if (!config().polling_collectives) return run_collective(call, base);
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int rc = run_collective(call, nonblocking, Mode::nonblocking, &request);
+  return rc != MPI_SUCCESS ? rc : wait_polling(&request, MPI_STATUS_IGNORE);
 }
 
 namespace {

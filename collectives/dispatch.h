@@ -18,6 +18,11 @@ namespace mcrp {
 int run_collective(const CollCall& call, const BaseCall& base, Mode mode = Mode::blocking,
                    MPI_Request* request = nullptr);
 
+// The blocking form, given its nonblocking twin too: under MCRPMPI_POLLING_COLLECTIVES=1 (or
+// MCRPMPI_P2P_DEVICE_ONLY=1, runtime/config.h) the call runs as the nonblocking one and a polling library wait, so it never blocks inside the
+// base MPI while a peer waits for this rank's point-to-point protocol. Decided alike on every rank.
+int run_blocking_collective(const CollCall& call, const BaseCall& base, const BaseCall& nonblocking);
+
 // Persistent forms: `init` is PMPI_<Coll>_init. Host buffers get the base MPI's persistent request.
 // Device buffers get a library-owned persistent request (requests_persistent.h) that runs the call
 // through the router as a nonblocking call, with `nonblocking`, at every MPI_Start.

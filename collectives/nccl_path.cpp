@@ -7,15 +7,15 @@
 #include <mutex>
 #include <string>
 
-#include "collectives/device_view.h"
-#include "runtime/nccl_api.h"
-#include "runtime/nccl_comm.h"
 #include "collectives/nccl_types.h"
 #include "collectives/paths.h"
-#include "runtime/progress.h"
-#include "runtime/requests.h"
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
+#include "runtime/device_view.h"
+#include "runtime/nccl_api.h"
+#include "runtime/nccl_comm.h"
+#include "runtime/progress.h"
+#include "runtime/requests.h"
 
 namespace mcrp {
 namespace {

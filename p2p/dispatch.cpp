@@ -8,13 +8,16 @@
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
 #include "device/ordered_streams.h"
+#include "p2p/assertion.h"
 #include "p2p/prepared.h"
+#include "p2p/rendezvous.h"
 #include "p2p/staged.h"
 #include "runtime/base_mpi.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/persistent.h"
 #include "runtime/progress.h"
+#include "runtime/wait_family.h"
 
 namespace mcrp {
 namespace {
@@ -73,7 +76,52 @@ Status order_after_prior_device_work(int device) {
   return device::wait_stream(stream, progress);
 }
 
+// On a communicator asserted device-only every significant, non-empty side must be device memory
+// (an empty one may be anything); sets p.device to the first side's device.
+Status check_asserted_sides(P2PPrepared& p) {
+  for (auto [side, type] : {std::pair{&p.send, &p.send_type}, std::pair{&p.recv, &p.recv_type}}) {
+    if (!side->significant()) continue;
+    if (side->total_count() < 0) return Status(MPI_ERR_COUNT, "negative count");
+    MCRP_TRY(type_info(side->type, type));
+    if (side->total_count() * type->size == 0) continue;
+    const device::PointerInfo where = device::locate(side->base);
+    if (where.kind != device::MemoryKind::device) {
+      return Status(MPI_ERR_BUFFER, "host buffer on a communicator asserted to carry device memory only "
+                                    "(mpi_assert_memory_alloc_kinds=cuda:device or MCRPMPI_P2P_DEVICE_ONLY)");
+    }
+    if (p.device < 0) p.device = where.device;
+  }
+  return {};
+}
+
+// A call on a communicator asserted device-only (or an Mrecv of a library message): the protocol
+// of p2p/engine.h.
+int route_asserted(const std::shared_ptr<Engine>& engine, const P2PCall& user_call, const P2PBaseCall& base, Mode mode,
+                   MPI_Request* request, MPI_Status* status) {
+  P2PCall call = user_call;
+  if (call.kind == P2PKind::mrecv) call.comm = engine->comm();
+  P2PPrepared p;
+  describe_sides(call, &p);
+  if (!p.send.significant() && !p.recv.significant()) return base(call.sendbuf, call.recvbuf, request, status);
+  Status checked = check_asserted_sides(p);
+  if (checked.ok()) {
+    log_route(p, engine->channel_name(), "communicator asserted device-only");
+    checked = run_asserted(engine, p, mode, request, status);
+  }
+  return checked.ok() ? MPI_SUCCESS : fail(call, checked, request);
+}
+
+std::shared_ptr<Engine> asserted_engine(const P2PCall& call) {
+  if (call.kind == P2PKind::mrecv) {
+    return call.message != nullptr && is_library_message(*call.message) ? engine_of_message(*call.message) : nullptr;
+  }
+  return engine_of(call.comm);
+}
+
 int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status) {
+  if (const std::shared_ptr<Engine> engine = asserted_engine(call)) {
+    return route_asserted(engine, call, base, mode, request, status);
+  }
   P2PPrepared p;
   describe_sides(call, &p);
   p.device = device_of(p);
@@ -99,13 +147,40 @@ int run_p2p(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request
   return guarded(call, request, [&] { return route(call, base, mode, request, status); });
 }
 
+int run_blocking_p2p(const P2PCall& call, const P2PBaseCall& base, const P2PBaseCall& nonblocking, MPI_Status* status) {
+  if (!background_work_pending()) return run_p2p(call, base, Mode::blocking, nullptr, status);
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int rc = run_p2p(call, nonblocking, Mode::nonblocking, &request, MPI_STATUS_IGNORE);
+  return rc != MPI_SUCCESS ? rc : wait_one(&request, status);
+}
+
+int run_probe(const char* entry, int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+              MPI_Status* status, int (*base)(void*), void* context) {
+  if (!device::cuda_available()) return base(context);
+  const std::shared_ptr<Engine> engine = engine_of(comm);
+  if (!engine) return base(context);
+  P2PCall call;
+  call.comm = comm;
+  call.entry = entry;
+  return guarded(call, nullptr, [&] {
+    const Status result = probe_asserted(engine, source, tag, flag, message, status);
+    return result.ok() ? MPI_SUCCESS : fail(call, result, nullptr);
+  });
+}
+
 int run_p2p_persistent_init(const P2PCall& call, const P2PBaseCall& init, OwnedP2PBaseCall nonblocking,
                             MPI_Request* request) {
   if (!device::cuda_available()) return init(call.sendbuf, call.recvbuf, request, MPI_STATUS_IGNORE);
   return guarded(call, request, [&] {
     P2PPrepared p;
     describe_sides(call, &p);
-    if (device_of(p) < 0 || !prepare_types(p)) return init(call.sendbuf, call.recvbuf, request, MPI_STATUS_IGNORE);
+    if (engine_of(call.comm)) {
+      // Asserted: a host side is refused now rather than at every start.
+      const Status checked = check_asserted_sides(p);
+      if (!checked.ok()) return fail(call, checked, request);
+    } else if (device_of(p) < 0 || !prepare_types(p)) {
+      return init(call.sendbuf, call.recvbuf, request, MPI_STATUS_IGNORE);
+    }
     // Each MPI_Start routes the call again, as its nonblocking form.
     PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {
       return run_p2p(call, P2PBaseCall(nonblocking), Mode::nonblocking, inner, MPI_STATUS_IGNORE);

@@ -22,10 +22,14 @@
 #define MCRP_BASE_LAMBDA(PNAME, ARGS, ...) \
   [&](MCRP_BASE_PARAMETERS) { return PNAME(MCRP_UNPAREN ARGS __VA_ARGS__); }
 
-#define MCRP_BLOCKING_WRAPPER(NAME, kind, PARAMS, ARGS)                                      \
-  extern "C" int NAME(MCRP_UNPAREN PARAMS) {                                               \
-    auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, );                                         \
-    return mcrp::run_collective(mcrp::describe::kind ARGS, mcrp::BaseCall(base));          \
+// Blocking forms also hand over the nonblocking entry point, for when they must not block inside
+// the base MPI (mcrp::run_blocking_collective).
+#define MCRP_BLOCKING_WRAPPER(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)                                  \
+  extern "C" int NAME(MCRP_UNPAREN PARAMS) {                                                             \
+    auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, );                                                       \
+    auto nonblocking = MCRP_BASE_LAMBDA(P##NONBLOCKING_NAME, ARGS, , request);                           \
+    return mcrp::run_blocking_collective(mcrp::describe::kind ARGS, mcrp::BaseCall(base),                \
+                                         mcrp::BaseCall(nonblocking));                                   \
   }
 
 #define MCRP_NONBLOCKING_WRAPPER(NAME, kind, PARAMS, ARGS)                                                    \
@@ -55,7 +59,7 @@
 #define MCRP_COUNTS const int*
 #define MCRP_DISPLS const int*
 #define MCRPMPI_COLLECTIVE(Name, NonblockingName, kind, large, PARAMS, ARGS) \
-  MCRP_BLOCKING_WRAPPER(MPI_##Name, kind, PARAMS, ARGS)                      \
+  MCRP_BLOCKING_WRAPPER(MPI_##Name, MPI_##NonblockingName, kind, PARAMS, ARGS) \
   MCRP_NONBLOCKING_WRAPPER(MPI_##NonblockingName, kind, PARAMS, ARGS)        \
   MCRP_PERSISTENT_WRAPPER(MPI_##Name##_init, MPI_##NonblockingName, kind, PARAMS, ARGS)
 #include "pmpi/collectives.def"
@@ -69,7 +73,7 @@
 #define MCRP_COUNTS const MPI_Count*
 #define MCRP_DISPLS const MPI_Aint*
 #define MCRPMPI_COLLECTIVE(Name, NonblockingName, kind, large, PARAMS, ARGS)     \
-  MCRP_IF_LARGE_##large(MCRP_BLOCKING_WRAPPER(MPI_##Name##_c, kind, PARAMS, ARGS) \
+  MCRP_IF_LARGE_##large(MCRP_BLOCKING_WRAPPER(MPI_##Name##_c, MPI_##NonblockingName##_c, kind, PARAMS, ARGS) \
   MCRP_NONBLOCKING_WRAPPER(MPI_##NonblockingName##_c, kind, PARAMS, ARGS)         \
   MCRP_PERSISTENT_WRAPPER(MPI_##Name##_init_c, MPI_##NonblockingName##_c, kind, PARAMS, ARGS))
 #include "pmpi/collectives.def"

@@ -5,24 +5,37 @@
 #include <mpi.h>
 
 #include "collectives/shutdown.h"
+#include "p2p/assertion.h"
 #include "runtime/lifecycle.h"
+
+namespace {
+
+// After PMPI_Init(_thread): the runtime's start, then MPI_COMM_WORLD's device-only assertion
+// (MCRPMPI_P2P_DEVICE_ONLY=1), which needs the runtime's WORLD map.
+void after_init() {
+  mcrp::on_initialized();
+  if (mcrp::device_only_everywhere()) mcrp::assert_device_only(MPI_COMM_WORLD, true);
+}
+
+}  // namespace
 
 extern "C" {
 
 int MPI_Init(int* argc, char*** argv) {
   const int rc = PMPI_Init(argc, argv);
-  if (rc == MPI_SUCCESS) mcrp::on_initialized();
+  if (rc == MPI_SUCCESS) after_init();
   return rc;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) mcrp::on_initialized();
+  if (rc == MPI_SUCCESS) after_init();
   return rc;
 }
 
 int MPI_Finalize(void) {
   mcrp::finish_collectives();
+  mcrp::finish_p2p();
   mcrp::before_finalize();
   return PMPI_Finalize();
 }

@@ -28,18 +28,21 @@
     return call;                                       \
   }()
 
-// Blocking forms; receiving ones end with the status.
-#define MCRP_P2P_BLOCKING_0(NAME, kind, PARAMS, ARGS)                                                  \
-  extern "C" int NAME(MCRP_UNPAREN PARAMS) {                                                           \
-    auto base = MCRP_P2P_BASE_LAMBDA(P##NAME, ARGS, );                                                 \
-    return mcrp::run_p2p(MCRP_P2P_CALL(NAME, kind, ARGS), mcrp::P2PBaseCall(base), mcrp::Mode::blocking, \
-                         nullptr, MPI_STATUS_IGNORE);                                                  \
+// Blocking forms (receiving ones end with the status) also hand over the nonblocking entry point,
+// for when they must not block inside the base MPI (mcrp::run_blocking_p2p).
+#define MCRP_P2P_BLOCKING_0(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)                               \
+  extern "C" int NAME(MCRP_UNPAREN PARAMS) {                                                        \
+    auto base = MCRP_P2P_BASE_LAMBDA(P##NAME, ARGS, );                                              \
+    auto nonblocking = MCRP_P2P_BASE_LAMBDA(P##NONBLOCKING_NAME, ARGS, , request);                  \
+    return mcrp::run_blocking_p2p(MCRP_P2P_CALL(NAME, kind, ARGS), mcrp::P2PBaseCall(base),         \
+                                  mcrp::P2PBaseCall(nonblocking), MPI_STATUS_IGNORE);               \
   }
-#define MCRP_P2P_BLOCKING_1(NAME, kind, PARAMS, ARGS)                                                  \
-  extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Status* status) {                                       \
-    auto base = MCRP_P2P_BASE_LAMBDA(P##NAME, ARGS, , status);                                         \
-    return mcrp::run_p2p(MCRP_P2P_CALL(NAME, kind, ARGS), mcrp::P2PBaseCall(base), mcrp::Mode::blocking, \
-                         nullptr, status);                                                             \
+#define MCRP_P2P_BLOCKING_1(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)                               \
+  extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Status* status) {                                    \
+    auto base = MCRP_P2P_BASE_LAMBDA(P##NAME, ARGS, , status);                                      \
+    auto nonblocking = MCRP_P2P_BASE_LAMBDA(P##NONBLOCKING_NAME, ARGS, , request);                  \
+    return mcrp::run_blocking_p2p(MCRP_P2P_CALL(NAME, kind, ARGS), mcrp::P2PBaseCall(base),         \
+                                  mcrp::P2PBaseCall(nonblocking), status);                          \
   }
 
 #define MCRP_P2P_NONBLOCKING(NAME, kind, PARAMS, ARGS)                                                    \
@@ -63,7 +66,7 @@
 #define MCRP_P2P_PERSISTENT_0(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)
 
 #define MCRP_P2P_FORMS(SUFFIX, Name, NonblockingName, kind, receives, persistent, PARAMS, ARGS)          \
-  MCRP_P2P_BLOCKING_##receives(MPI_##Name##SUFFIX, kind, PARAMS, ARGS)                                 \
+  MCRP_P2P_BLOCKING_##receives(MPI_##Name##SUFFIX, MPI_##NonblockingName##SUFFIX, kind, PARAMS, ARGS) \
   MCRP_P2P_NONBLOCKING(MPI_##NonblockingName##SUFFIX, kind, PARAMS, ARGS)                              \
   MCRP_P2P_PERSISTENT_##persistent(MPI_##Name##_init##SUFFIX, MPI_##NonblockingName##SUFFIX, kind, PARAMS, ARGS)
 

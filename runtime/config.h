@@ -8,6 +8,14 @@ struct Config {
   bool stats = false;           // MCRPMPI_STATS=1: per-collective, per-path report at MPI_Finalize
   bool verify = false;          // MCRPMPI_VERIFY=1: ranks agree on memory types before each call
   double nccl_timeout_s = 600;  // MCRPMPI_NCCL_TIMEOUT: seconds before a stuck NCCL op is aborted (0: never)
+  // MCRPMPI_P2P_DEVICE_ONLY=1: every communicator's point-to-point is asserted device-only
+  // (p2p/assertion.h).
+  bool p2p_device_only = false;
+  // MCRPMPI_POLLING_COLLECTIVES=1 (default: as MCRPMPI_P2P_DEVICE_ONLY): blocking collectives run as
+  // their nonblocking form and a wait that advances the library, so that no rank sits inside the
+  // base MPI while a peer waits for its point-to-point protocol's answer (p2p/engine.h). Read from
+  // the environment, so the same on every rank: blocking and nonblocking collectives never match.
+  bool polling_collectives = false;
 };
 
 const Config& config();

@@ -115,6 +115,8 @@ int free_request(MPI_Request* request) {
   return PMPI_Request_free(request);
 }
 
+bool is_registered(MPI_Request handle) { return registry().find(handle) != nullptr; }
+
 bool persistent_requests_exist() { return registry().size() > 0; }
 
 bool device_work_in_flight() { return g_in_flight.load(std::memory_order_acquire) > 0; }

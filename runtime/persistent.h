@@ -35,6 +35,9 @@ int start_request(MPI_Request* request);
 // MPI_Request_free for any request: finishes and forgets a registered one, then frees the handle.
 int free_request(MPI_Request* request);
 
+// Whether the library tracks `handle` (one atomic load when it tracks none).
+bool is_registered(MPI_Request handle);
+
 // One atomic load: false in programs without persistent collectives, which then pay nothing else.
 bool persistent_requests_exist();
 // True while some handle has collective work in flight (one atomic load).

@@ -16,7 +16,45 @@ namespace {
 MPI_Comm g_progress_comm = MPI_COMM_NULL;
 std::once_flag g_progress_once;
 
+struct BackgroundWork {
+  void (*advance)() = nullptr;
+  const std::atomic<int>* pending = nullptr;
+};
+constexpr int kMaxBackgroundWork = 4;
+BackgroundWork g_background[kMaxBackgroundWork];
+std::atomic<int> g_background_count{0};
+thread_local bool t_in_background = false;  // background work may poll progress: no re-entry
+
 }  // namespace
+
+void register_background_work(void (*advance)(), const std::atomic<int>* pending) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  const int n = g_background_count.load(std::memory_order_acquire);
+  if (n >= kMaxBackgroundWork) return;
+  g_background[n] = BackgroundWork{advance, pending};
+  g_background_count.store(n + 1, std::memory_order_release);
+}
+
+bool background_work_pending() {
+  const int n = g_background_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    if (g_background[i].pending->load(std::memory_order_acquire) > 0) return true;
+  }
+  return false;
+}
+
+void advance_library() {
+  advance_nccl_comms();
+  advance_live_requests();
+  const int n = g_background_count.load(std::memory_order_acquire);
+  if (n == 0 || t_in_background) return;
+  t_in_background = true;
+  for (int i = 0; i < n; ++i) {
+    if (g_background[i].pending->load(std::memory_order_acquire) > 0) g_background[i].advance();
+  }
+  t_in_background = false;
+}
 
 void drive_mpi_progress() {
   std::call_once(g_progress_once, [] { PMPI_Comm_dup(MPI_COMM_SELF, &g_progress_comm); });
@@ -37,8 +75,7 @@ MpiProgress::MpiProgress(ncclComm_t nccl_comm)
 
 Status MpiProgress::poll() {
   drive_mpi_progress();
-  advance_nccl_comms();  // whichever communicator this wait is for (nccl_comm.h)
-  advance_detached_requests();
+  advance_library();  // whichever communicator this wait is for
   // The clock and NCCL's error state are checked every 64 polls: both cost more than a progress poll.
   if ((++polls_ & 63u) != 0) return {};
   if (nccl_comm_ != nullptr) MCRP_TRY(nccl_async_error(nccl_comm_));

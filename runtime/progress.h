@@ -6,6 +6,7 @@
 #pragma once
 #include <nccl.h>
 
+#include <atomic>
 #include <chrono>
 
 #include "device/wait.h"
@@ -27,6 +28,18 @@ class MpiProgress final : public device::ProgressHook {
 
 // Drives the base MPI's progress once (creates the private communicator on first use).
 void drive_mpi_progress();
+
+// Everything the library advances without being asked by one request: NCCL communicators being set
+// up or enqueuing, requests the application freed while active, and registered background work
+// (the point-to-point protocol engines, p2p/engine.h). A few atomic loads when nothing is pending.
+void advance_library();
+
+// Background work: `advance` runs from advance_library() while *pending is above zero. For work
+// whose progress others depend on (a peer waiting for this rank's clear-to-send).
+void register_background_work(void (*advance)(), const std::atomic<int>* pending);
+// True while some registered background work is pending: blocking waits of the library's
+// Wait/Test family then poll instead of blocking inside the base MPI.
+bool background_work_pending();
 // Frees the private communicator; called from MPI_Finalize before PMPI_Finalize.
 void release_progress_comm();
 

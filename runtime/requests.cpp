@@ -2,33 +2,58 @@
 
 #include <atomic>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "runtime/errors.h"
-#include "runtime/nccl_comm.h"
 #include "runtime/progress.h"
 
 namespace mcrp {
 namespace {
 
-// What MPI hands back to the callbacks. The mutex serializes polls from several threads (under
-// MPI_THREAD_MULTIPLE two Waitsome calls may poll the same request).
+// What MPI hands back to the callbacks, shared by MPI's reference (the callbacks' extra state) and
+// the library's lists of requests to advance, so neither outlives the other's use.
+//
+// Locking rule: MPICH calls the free and cancel callbacks (and MPI_Wait the query one) holding its
+// own global lock, while advancing an op calls back into MPI (tests, sends, status setters) and so
+// waits for that lock. The callbacks therefore never wait for anything the advancing thread holds:
+// they flip atomics and touch only the short list locks below, which are never held across an MPI
+// call. The op itself is only ever try-locked: a thread that finds it busy moves on.
 struct Generalized {
-  std::mutex mutex;
-  std::unique_ptr<AsyncOp> op;  // null once finished: buffers are released before completion
+  std::mutex mutex;                    // held while advancing the op
+  std::unique_ptr<AsyncOp> op;         // null once finished: buffers are released before completion
+  std::atomic<bool> finished{false};   // op is null and the request completed towards MPI
+  std::atomic<bool> cancel_asked{false};
   MPI_Request handle = MPI_REQUEST_NULL;
   MPI_Comm comm = MPI_COMM_NULL;
   const char* call = "";
   int error = MPI_SUCCESS;  // what Wait/Test report for this request
-  MPI_Status status{};      // filled by the op when it finishes
-  bool freed = false;       // the application freed the handle: delete once finished
+  MPI_Status status{};      // filled before completion, read by query after it
 };
+using Shared = std::shared_ptr<Generalized>;
 
-// Requests the application freed while their op still ran; finished by advance_detached_requests.
-std::mutex g_detached_mutex;
-std::vector<Generalized*> g_detached;
-std::atomic<int> g_detached_count{0};
+// Requests whose op is in flight: advanced by every library progress (advance_live_requests), not
+// only when the base MPI polls them, since some of the base MPI's calls never do (MPICH's
+// MPI_Request_get_status) and a protocol op may owe a peer an answer. Requests the application
+// freed while active stay here until their op finishes.
+std::mutex g_live_mutex;
+std::unordered_map<Generalized*, Shared> g_live;
+std::atomic<int> g_live_count{0};
+std::mutex g_advancing;  // one thread walks the list at a time
+
+void update_live_count() { g_live_count.store(static_cast<int>(g_live.size()), std::memory_order_release); }
+
+void add_live(const Shared& g) {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  g_live.emplace(g.get(), g);
+  update_live_count();
+}
+
+void forget_live(Generalized* g) {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  if (g_live.erase(g) != 0) update_live_count();
+}
 
 void fill_empty_status(MPI_Status* status) {
   PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
@@ -37,19 +62,22 @@ void fill_empty_status(MPI_Status* status) {
   status->MPI_TAG = MPI_UNDEFINED;
 }
 
+Generalized* from_state(void* state) { return static_cast<Shared*>(state)->get(); }
+
 int query(void* state, MPI_Status* status) {
-  auto* g = static_cast<Generalized*>(state);
-  std::lock_guard<std::mutex> lock(g->mutex);
-  *status = g->status;
+  const Generalized* g = from_state(state);
+  *status = g->status;  // written before MPI_Grequest_complete, never after
   status->MPI_ERROR = g->error;
   return g->error;
 }
 
-// Advances g's op under its lock; true when the op has finished (now or before). A finished op is
-// completed towards MPI exactly once.
+// Advances g's op unless another thread is at it; true when the op has finished (now or before).
+// A finished op is completed towards MPI exactly once.
 bool advance(Generalized* g) {
-  std::lock_guard<std::mutex> lock(g->mutex);
-  if (!g->op) return true;
+  if (g->finished.load(std::memory_order_acquire)) return true;
+  std::unique_lock<std::mutex> lock(g->mutex, std::try_to_lock);
+  if (!lock.owns_lock() || !g->op) return g->finished.load(std::memory_order_acquire);
+  if (g->cancel_asked.exchange(false, std::memory_order_acq_rel)) g->op->cancel();
   bool done = false;
   const Status status = g->op->progress(&done);
   if (!status.ok()) {
@@ -59,38 +87,29 @@ bool advance(Generalized* g) {
   if (!done) return false;
   g->op->fill_status(&g->status);
   g->op.reset();
+  g->finished.store(true, std::memory_order_release);
+  lock.unlock();
   PMPI_Grequest_complete(g->handle);
   return true;
 }
 
+// MPI's reference goes. An op still in flight (MPI_Request_free on an active request) stays in the
+// live list, which finishes it from the library's progress and then drops it.
 int release(void* state) {
-  auto* g = static_cast<Generalized*>(state);
-  {
-    std::lock_guard<std::mutex> lock(g->mutex);
-    if (g->op) {
-      // Freed while active: the op goes on under the library's own progress.
-      g->freed = true;
-      std::lock_guard<std::mutex> detached(g_detached_mutex);
-      g_detached.push_back(g);
-      g_detached_count.store(static_cast<int>(g_detached.size()), std::memory_order_release);
-      return MPI_SUCCESS;
-    }
-  }
-  delete g;
+  auto* shared = static_cast<Shared*>(state);
+  if ((*shared)->finished.load(std::memory_order_acquire)) forget_live(shared->get());
+  delete shared;
   return MPI_SUCCESS;
 }
 
 int cancel(void* state, int complete) {
-  auto* g = static_cast<Generalized*>(state);
-  std::lock_guard<std::mutex> lock(g->mutex);
-  if (!complete && g->op) g->op->cancel();
+  if (!complete) from_state(state)->cancel_asked.store(true, std::memory_order_release);
   return MPI_SUCCESS;
 }
 
 int poll(void* state, MPI_Status*) {
-  advance_nccl_comms();  // any communicator's, not only this request's (nccl_comm.h)
-  advance_detached_requests();
-  advance(static_cast<Generalized*>(state));
+  advance_library();  // NCCL setups, protocol engines, other requests: not only this one
+  advance(from_state(state));
   return MPI_SUCCESS;
 }
 
@@ -103,9 +122,7 @@ int wait_all(int count, void** states, double, MPI_Status* status) {
     bool all_done = true;
     for (int i = 0; i < count; ++i) {
       poll(states[i], status);
-      auto* g = static_cast<Generalized*>(states[i]);
-      std::lock_guard<std::mutex> lock(g->mutex);
-      all_done = all_done && !g->op;
+      all_done = all_done && from_state(states[i])->finished.load(std::memory_order_acquire);
     }
     if (all_done) return MPI_SUCCESS;
     drive_mpi_progress();
@@ -117,29 +134,33 @@ int wait_all(int count, void** states, double, MPI_Status* status) {
 void AsyncOp::fill_status(MPI_Status* status) const { fill_empty_status(status); }
 
 Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, const char* call, MPI_Request* request) {
-  auto* g = new Generalized;
+  auto g = std::make_shared<Generalized>();
   g->comm = comm;
   g->call = call;
-  // Hold the lock until the handle is known, so no poll can complete an unnamed request.
+  auto* mpi_reference = new Shared(g);
+  // Hold the op's lock until the handle is known, so no poll can complete an unnamed request.
   std::unique_lock<std::mutex> lock(g->mutex);
   g->op = std::move(op);
-  const int rc = PMPIX_Grequest_start(query, release, cancel, poll, wait_all, g, &g->handle);
+  const int rc = PMPIX_Grequest_start(query, release, cancel, poll, wait_all, mpi_reference, &g->handle);
   if (rc != MPI_SUCCESS) {
-    lock.unlock();
-    delete g;
+    delete mpi_reference;
     *request = MPI_REQUEST_NULL;
     return already_raised(rc);
   }
   *request = g->handle;
+  lock.unlock();
+  add_live(g);
   return {};
 }
 
 Status start_completed(MPI_Request* request) {
-  auto* g = new Generalized;
+  auto* mpi_reference = new Shared(std::make_shared<Generalized>());
+  Generalized* g = mpi_reference->get();
   fill_empty_status(&g->status);
-  const int rc = PMPIX_Grequest_start(query, release, cancel, poll, wait_all, g, request);
+  g->finished.store(true, std::memory_order_release);
+  const int rc = PMPIX_Grequest_start(query, release, cancel, poll, wait_all, mpi_reference, request);
   if (rc != MPI_SUCCESS) {
-    delete g;
+    delete mpi_reference;
     *request = MPI_REQUEST_NULL;
     return already_raised(rc);
   }
@@ -147,28 +168,30 @@ Status start_completed(MPI_Request* request) {
   return {};
 }
 
-void advance_detached_requests() {
-  if (g_detached_count.load(std::memory_order_acquire) == 0) return;
-  // Taken out of the list while advanced: an op's progress may poll the library's progress, which
-  // comes back here (and finds nothing to do) or lets another thread detach more.
-  std::vector<Generalized*> pending;
+void advance_live_requests() {
+  if (g_live_count.load(std::memory_order_acquire) == 0) return;
+  // One thread at a time, and never from inside an op this loop advances.
+  static thread_local bool advancing = false;
+  if (advancing) return;
+  std::unique_lock<std::mutex> walker(g_advancing, std::try_to_lock);
+  if (!walker.owns_lock()) return;
+  advancing = true;
+  std::vector<Shared> live;
   {
-    std::lock_guard<std::mutex> lock(g_detached_mutex);
-    pending.swap(g_detached);
-    g_detached_count.store(0, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    live.reserve(g_live.size());
+    for (const auto& entry : g_live) live.push_back(entry.second);
   }
-  std::vector<Generalized*> unfinished;
-  for (Generalized* g : pending) {
-    if (advance(g)) {
-      delete g;  // MPI released its side when the request completed
-    } else {
-      unfinished.push_back(g);
-    }
+  std::vector<Generalized*> finished;
+  for (const Shared& g : live) {
+    if (advance(g.get())) finished.push_back(g.get());
   }
-  if (unfinished.empty()) return;
-  std::lock_guard<std::mutex> lock(g_detached_mutex);
-  g_detached.insert(g_detached.end(), unfinished.begin(), unfinished.end());
-  g_detached_count.store(static_cast<int>(g_detached.size()), std::memory_order_release);
+  if (!finished.empty()) {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    for (Generalized* g : finished) g_live.erase(g);
+    update_live_count();
+  }
+  advancing = false;
 }
 
 }  // namespace mcrp

@@ -5,9 +5,9 @@
 // progressing. The op owns every scratch and host buffer until it completes, and releases them
 // before the request is marked complete.
 //
-// MPI_Request_free on an active request (legal for point-to-point) detaches it: the library keeps
-// the op and finishes it from its own progress (every poll and wait of the library), then completes
-// and drops the request. MPI_Cancel reaches the op, which may withdraw (a receive not yet matched).
+// MPI_Request_free on an active request (legal for point-to-point) leaves the op to the library,
+// which finishes it from its own progress (every poll and wait of the library), then completes and
+// drops the request. MPI_Cancel reaches the op, which may withdraw (a receive not yet matched).
 #pragma once
 #include <mpi.h>
 
@@ -44,7 +44,8 @@ Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, const char*
 // A request that is already complete: for device calls that ran to completion when issued.
 Status start_completed(MPI_Request* request);
 
-// Advances requests the application freed while active (one atomic load when there are none).
-void advance_detached_requests();
+// Advances every request whose op is in flight, those the application freed while active included
+// (one atomic load when there are none).
+void advance_live_requests();
 
 }  // namespace mcrp

@@ -1,9 +1,10 @@
 #include "runtime/wait_family.h"
 
+#include <algorithm>
 #include <vector>
 
-#include "runtime/progress.h"
 #include "runtime/persistent.h"
+#include "runtime/progress.h"
 
 namespace mcrp {
 namespace {
@@ -61,9 +62,28 @@ int wait_every_device_work(int count, const MPI_Request requests[]) {
   return first_error;
 }
 
+// While the library has background work that a peer may be waiting for (a point-to-point
+// clear-to-send), a wait must not block inside the base MPI: it polls its test form and advances
+// the library in between.
+template <class Test>
+int poll_until(Test&& test) {
+  for (;;) {
+    int done = 0;
+    const int rc = test(&done);
+    if (rc != MPI_SUCCESS || done) return rc;
+    advance_library();
+    drive_mpi_progress();
+  }
+}
+
 }  // namespace
 
+int wait_polling(MPI_Request* request, MPI_Status* status) {
+  return poll_until([&](int* done) { return test_one(request, done, status); });
+}
+
 int wait_one(MPI_Request* request, MPI_Status* status) {
+  if (background_work_pending() && request != nullptr) return wait_polling(request, status);
   if (!persistent_requests_exist() || request == nullptr) return PMPI_Wait(request, status);
   const MPI_Request handle = *request;
   const int device_rc = wait_device_work(handle);
@@ -73,6 +93,9 @@ int wait_one(MPI_Request* request, MPI_Status* status) {
 }
 
 int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (background_work_pending() && !bad_array(count, requests)) {
+    return poll_until([&](int* done) { return test_all(count, requests, done, statuses); });
+  }
   if (!persistent_requests_exist() || bad_array(count, requests)) return PMPI_Waitall(count, requests, statuses);
   // Waiting for the device work first is safe: the base MPI keeps progressing meanwhile, and no
   // other request's completion is needed for it to finish.
@@ -126,6 +149,9 @@ int test_some(int count, MPI_Request requests[], int* outcount, int indices[], M
 }
 
 int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  if (background_work_pending() && !bad_array(count, requests) && index != nullptr) {
+    return poll_until([&](int* done) { return test_any(count, requests, index, done, status); });
+  }
   if (!persistent_requests_exist() || bad_array(count, requests) || index == nullptr) {
     return PMPI_Waitany(count, requests, index, status);
   }
@@ -138,6 +164,13 @@ int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status) 
 }
 
 int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (background_work_pending() && !bad_array(count, requests) && outcount != nullptr) {
+    return poll_until([&](int* done) {
+      const int rc = test_some(count, requests, outcount, indices, statuses);
+      *done = *outcount != 0;
+      return rc;
+    });
+  }
   if (!persistent_requests_exist() || bad_array(count, requests) || outcount == nullptr) {
     return PMPI_Waitsome(count, requests, outcount, indices, statuses);
   }
@@ -165,6 +198,11 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   if (bad_array(count, requests) || flag == nullptr) {
     return PMPI_Testall(count, requests, flag, statuses);  // the base MPI reports the bad argument
+  }
+  // The defect concerns persistent collective requests only, which the library registers: without
+  // one in the array, the base MPI's own Testall (which also polls generalized requests) is right.
+  if (!persistent_requests_exist() || std::none_of(requests, requests + count, is_registered)) {
+    return PMPI_Testall(count, requests, flag, statuses);
   }
   for (int i = 0; i < count; ++i) {
     int done = 0;

@@ -26,4 +26,7 @@ int test_any(int count, MPI_Request requests[], int* index, int* flag, MPI_Statu
 int test_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]);
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
 
+// MPI_Wait that never blocks inside the base MPI: tests, advancing the library in between.
+int wait_polling(MPI_Request* request, MPI_Status* status);
+
 }  // namespace mcrp

@@ -22,7 +22,9 @@ void usage(const char* program) {
                "  -f           full statistics: min and max latency across ranks, iterations\n"
                "  -T TYPE      element type: char, int, float, double (mpi_ prefix accepted)\n"
                "  -W N         window of messages in flight (osu_bw, osu_bibw; default 64)\n"
-               "  -o NAME      collective to run (osu_nccl only)\n"
+               "  -o NAME      benchmark to run (osu_nccl only): a collective, or latency, bw, bibw, multi_lat\n"
+               "  -A           point-to-point on a communicator asserted device-only (MPI 4.1 info\n"
+               "               mpi_assert_memory_alloc_kinds=cuda:device): libmcrpmpi's NCCL path\n"
                "  -h           this help\n",
                program);
 }
@@ -69,7 +71,7 @@ int parse_options(int argc, char** argv, int rank, const char* program, Options*
   optind = 1;
   opterr = 0;
   int c;
-  while (problem.empty() && (c = getopt(argc, argv, "m:i:x:d:cfT:W:o:h")) != -1) {
+  while (problem.empty() && (c = getopt(argc, argv, "m:i:x:d:cfT:W:o:Ah")) != -1) {
     switch (c) {
       case 'm':
         if (!parse_range(optarg, &o)) problem = "bad -m (want MIN:MAX in bytes)";
@@ -92,6 +94,7 @@ int parse_options(int argc, char** argv, int rank, const char* program, Options*
         if (!parse_count(optarg, &o.window) || o.window == 0) problem = "bad -W (want N >= 1)";
         break;
       case 'o': o.operation = optarg; break;
+      case 'A': o.assert_device_only = true; break;
       case 'h':
         if (rank == 0) usage(program);
         return 0;

@@ -20,6 +20,7 @@ struct Options {
   std::string datatype;              // -T char|int|float|double ("" = the benchmark's default)
   int window = 64;                   // -W: messages in flight (osu_bw, osu_bibw)
   std::string operation;             // -o: the collective (raw-NCCL benchmark only)
+  bool assert_device_only = false;   // -A: point-to-point on a communicator asserted device-only
 
   int iterations_for(std::size_t size) const;
   int warmup_for(std::size_t size) const;

@@ -2,7 +2,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "osu/core/element.h"
@@ -17,14 +19,57 @@ namespace {
 constexpr int kTag = 1;
 constexpr double kMega = 1e6;
 
+// MPI on one communicator. With -A the data moves on a duplicate of WORLD that asserts device-only
+// point-to-point (the MPI 4.1 info key libmcrpmpi reads), and the acknowledgement is a byte of the
+// same memory kind, since such a communicator refuses host buffers.
+class MpiTransport : public Transport {
+ public:
+  explicit MpiTransport(const Options& opt)
+      : ack_(opt.memory, 1), requests_(2 * static_cast<std::size_t>(opt.window)) {
+    if (!opt.assert_device_only) return;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_assert_memory_alloc_kinds", "cuda:device");
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comm_);
+    MPI_Info_free(&info);
+  }
+  ~MpiTransport() override {
+    if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
+  }
+
+  void send(const void* data, std::size_t bytes, int peer) override {
+    MPI_Send(data, static_cast<int>(bytes), MPI_CHAR, peer, kTag, comm_);
+  }
+  void recv(void* data, std::size_t bytes, int peer) override {
+    MPI_Recv(data, static_cast<int>(bytes), MPI_CHAR, peer, kTag, comm_, MPI_STATUS_IGNORE);
+  }
+  void window(const void* out, void* in, std::size_t bytes, int sends, int recvs, int peer) override {
+    const int n = static_cast<int>(bytes);
+    std::size_t posted = 0;
+    for (int w = 0; w < std::max(sends, recvs); ++w) {
+      if (w < recvs) MPI_Irecv(in, n, MPI_CHAR, peer, kTag, comm_, &requests_[posted++]);
+      if (w < sends) MPI_Isend(out, n, MPI_CHAR, peer, kTag, comm_, &requests_[posted++]);
+    }
+    MPI_Waitall(static_cast<int>(posted), requests_.data(), MPI_STATUSES_IGNORE);
+  }
+  void acknowledge(bool initiator, int peer) override {
+    if (initiator) MPI_Recv(ack_.data(), 1, MPI_CHAR, peer, kTag + 1, comm_, MPI_STATUS_IGNORE);
+    else MPI_Send(ack_.data(), 1, MPI_CHAR, peer, kTag + 1, comm_);
+  }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_WORLD;
+  Buffer ack_;
+  std::vector<MPI_Request> requests_;
+};
+
 // One pair's buffers and the exchanges between its two ranks (world ranks `rank` and `peer`; the
 // initiator starts ping-pongs and sends windows). Messages are bytes (MPI_CHAR).
 class Pair {
  public:
-  Pair(const Options& opt, int rank, int peer, bool initiator)
-      : opt_(opt), rank_(rank), peer_(peer), initiator_(initiator), send_(opt.memory, opt.max_size),
-        recv_(opt.memory, opt.max_size), corrupt_(corrupt_results_requested()),
-        requests_(2 * static_cast<std::size_t>(opt.window)) {}
+  Pair(const Options& opt, Transport& transport, int rank, int peer, bool initiator)
+      : opt_(opt), transport_(transport), rank_(rank), peer_(peer), initiator_(initiator),
+        send_(opt.memory, opt.max_size), recv_(opt.memory, opt.max_size), corrupt_(corrupt_results_requested()) {}
 
   // Rank r sends input(r, j, salt); the receiver checks it came across intact. (Both ranks of the pair
   // spoil what they check under OSU_CORRUPT_RESULT: in osu_bw only rank 1 checks.)
@@ -51,30 +96,21 @@ class Pair {
 
   // One ping-pong; the peer echoes the initiator's message, so both check data from the initiator.
   void ping_pong(std::size_t size) {
-    int n = static_cast<int>(size);
     if (initiator_) {
-      MPI_Send(send_.data(), n, MPI_CHAR, peer_, kTag, MPI_COMM_WORLD);
-      MPI_Recv(recv_.data(), n, MPI_CHAR, peer_, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      transport_.send(send_.data(), size, peer_);
+      transport_.recv(recv_.data(), size, peer_);
     } else {
-      MPI_Recv(recv_.data(), n, MPI_CHAR, peer_, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(recv_.data(), n, MPI_CHAR, peer_, kTag, MPI_COMM_WORLD);
+      transport_.recv(recv_.data(), size, peer_);
+      transport_.send(recv_.data(), size, peer_);
     }
   }
 
   // One window of messages: from the initiator (both = false) or both ways, closed by a short reply.
   void window(std::size_t size, bool both) {
-    int n = static_cast<int>(size);
-    std::size_t posted = 0;
-    for (int w = 0; w < opt_.window; ++w) {
-      if (!initiator_ || both)
-        MPI_Irecv(recv_.data(), n, MPI_CHAR, peer_, kTag, MPI_COMM_WORLD, &requests_[posted++]);
-      if (initiator_ || both)
-        MPI_Isend(send_.data(), n, MPI_CHAR, peer_, kTag, MPI_COMM_WORLD, &requests_[posted++]);
-    }
-    MPI_Waitall(static_cast<int>(posted), requests_.data(), MPI_STATUSES_IGNORE);
-    char ack = 0;
-    if (initiator_) MPI_Recv(&ack, 1, MPI_CHAR, peer_, kTag + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    else MPI_Send(&ack, 1, MPI_CHAR, peer_, kTag + 1, MPI_COMM_WORLD);
+    const int sends = initiator_ || both ? opt_.window : 0;
+    const int recvs = !initiator_ || both ? opt_.window : 0;
+    transport_.window(send_.data(), recv_.data(), size, sends, recvs, peer_);
+    transport_.acknowledge(initiator_, peer_);
   }
 
   int peer() const { return peer_; }
@@ -84,11 +120,11 @@ class Pair {
   static const Element& element() { return *find_element("char"); }
 
   const Options& opt_;
+  Transport& transport_;
   int rank_, peer_;
   bool initiator_;
   Buffer send_, recv_;
   bool corrupt_;
-  std::vector<MPI_Request> requests_;
 };
 
 const char* title(PointToPoint kind) {
@@ -130,16 +166,20 @@ double measure(Pair& pair, PointToPoint kind, const Options& opt, std::size_t si
 
 }  // namespace
 
-int run_point_to_point(int argc, char** argv, PointToPoint kind) {
+std::unique_ptr<Transport> mpi_transport(const Options& options) { return std::make_unique<MpiTransport>(options); }
+
+int run_point_to_point(int argc, char** argv, PointToPoint kind, TransportFactory make, const char* prefix,
+                       bool device_only) {
   MpiSession mpi(&argc, &argv);
   Options opt;
-  if (int code = mpi.prepare(argc, argv, &opt); code >= 0) return code;
+  if (int code = mpi.prepare(argc, argv, &opt, device_only, device_only ? 0 : kNoDeviceExit); code >= 0) return code;
   if (mpi.size() < 2) {
     if (mpi.rank() == 0) std::fprintf(stderr, "osu: this test needs at least two processes\n");
     return 1;
   }
   const bool multi = kind == PointToPoint::multi_latency;
-  print_title(mpi.rank(), title(kind), opt.memory, nullptr);
+  const std::string heading = prefix != nullptr ? std::string(prefix) + " " + title(kind) : title(kind);
+  print_title(mpi.rank(), heading, opt.memory, nullptr);
   print_columns(mpi.rank(), true, {kind == PointToPoint::bandwidth || kind == PointToPoint::bidirectional
                                        ? "Bandwidth (MB/s)" : "Latency (us)"}, opt);
   // Pairs: (0, 1), or for the many-pairs test (i, i + n/2). Other ranks take no part; they only join
@@ -148,7 +188,8 @@ int run_point_to_point(int argc, char** argv, PointToPoint kind) {
   const int me = mpi.rank();
   const bool active = me < 2 * half;
   const bool initiator = me < half;
-  Pair pair(opt, me, !active ? me : initiator ? me + half : me - half, initiator);
+  std::unique_ptr<Transport> transport = make(opt);
+  Pair pair(opt, *transport, me, !active ? me : initiator ? me + half : me - half, initiator);
   bool all_valid = true;
   for (std::size_t size = opt.min_size; size <= opt.max_size; size = size ? size * 2 : 1) {
     bool valid = true;

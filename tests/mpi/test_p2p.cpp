@@ -6,6 +6,11 @@
 //   --send-space S / --recv-space S   one side each
 //   --max-bytes N        largest message (default 16 MiB)
 //   --threads            also two threads on two communicators (needs MPI_THREAD_MULTIPLE)
+//   --assert HOW         run on a communicator asserted device-only (the library's NCCL protocol,
+//                        p2p/engine.h): `info` dups MPI_COMM_WORLD with the MPI 4.1 info key
+//                        mpi_assert_memory_alloc_kinds=cuda:device; `env` expects
+//                        MCRPMPI_P2P_DEVICE_ONLY=1 to have asserted MPI_COMM_WORLD. Adds the
+//                        checks that host buffers there are refused with MPI_ERR_BUFFER.
 // Every received buffer is compared with values its sender computed, with one sentinel element
 // after the message; every status's source, tag and count is checked.
 #include <mpi.h>
@@ -99,7 +104,10 @@ void expect_received(const Env& e, const std::string& what, int rc, const SpaceB
 }
 
 std::string name(const char* op, CallForm form, CountForm counts, MPI_Count n) {
-  return std::string(op) + " " + call_form_name(form) + " " + form_name(counts) + " n=" + std::to_string(n);
+  std::string what = std::string(op) + " " + call_form_name(form) + " " + form_name(counts) + " n=" + std::to_string(n);
+  static const bool trace = std::getenv("MCRP_TEST_TRACE") != nullptr;
+  if (trace) std::fprintf(stderr, "trace: %s\n", what.c_str());
+  return what;
 }
 
 // ---- every send-like entry point: a ring, the receive posted (and every rank past it) first ----
@@ -279,6 +287,31 @@ void head_to_head(const Env& e) {
   from_partner.push_back(kSentinel);
   e.checker.expect_equal("head-to-head Isend/Irecv n=" + std::to_string(n), rc, got.data(), from_partner.data(),
                          from_partner.size());
+}
+
+// ---- a ring of large transfers in flight across device collectives on this and another communicator ----
+void interleaved_with_collectives(const Env& e) {
+  const MPI_Count n = e.counts.back();
+  auto out = send_buffer(e, e.rank, 45, n);
+  auto in = recv_buffer(e, n);
+  MPI_Request requests[2];
+  MPI_Irecv_c(in->data(), n, MPI_INT, e.left(), 45, e.comm, &requests[0]);
+  MPI_Isend_c(out->data(), n, MPI_INT, e.right(), 45, e.comm, &requests[1]);
+  MPI_Comm other;
+  MPI_Comm_dup(e.comm, &other);
+  const std::vector<int> mine(64, e.rank + 1);
+  const std::vector<int> expected(64, e.size * (e.size + 1) / 2);
+  for (MPI_Comm comm : {e.comm, other, e.comm}) {
+    SpaceBuffer<int> contribution(e.send_space, mine);
+    SpaceBuffer<int> sum(e.send_space, std::vector<int>(64, 0));
+    const int rc = MPI_Allreduce(contribution.data(), sum.data(), 64, MPI_INT, MPI_SUM, comm);
+    const std::vector<int> got = sum.download();
+    e.checker.expect_equal("allreduce while a ring of transfers is in flight", rc, got.data(), expected.data(), 64);
+  }
+  MPI_Comm_free(&other);
+  MPI_Status statuses[2];
+  const int rc = MPI_Waitall(2, requests, statuses);
+  expect_received(e, "ring across collectives n=" + std::to_string(n), rc, *in, e.left(), 45, n, &statuses[0]);
 }
 
 // ---- all pairs: Isend to everyone, Irecv from everyone in reverse order, one Waitall ----
@@ -505,20 +538,69 @@ void strided_datatype(const Env& e) {
   MPI_Type_free(&every_other);
 }
 
+// ---- on an asserted communicator, host buffers are refused (never sent as if device memory) ----
+int error_class(int rc) {
+  int cls = rc;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+  return cls;
+}
+
+void refuse_host_buffers(const Env& e, MPI_Comm asserted, const std::string& where) {
+  std::vector<int> host(64, 1);
+  std::vector<int> host_in(64, kSentinel);
+  const std::string tail = " with a host buffer on " + where + ": MPI_ERR_BUFFER";
+  e.checker.check(error_class(MPI_Send(host.data(), 64, MPI_INT, e.right(), 1, asserted)) == MPI_ERR_BUFFER,
+                  "MPI_Send" + tail);
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int rc = MPI_Isend_c(host.data(), 64, MPI_INT, e.right(), 1, asserted, &request);
+  e.checker.check(error_class(rc) == MPI_ERR_BUFFER && request == MPI_REQUEST_NULL, "MPI_Isend_c" + tail);
+  e.checker.check(error_class(MPI_Recv(host_in.data(), 64, MPI_INT, e.left(), 1, asserted, MPI_STATUS_IGNORE)) ==
+                      MPI_ERR_BUFFER,
+                  "MPI_Recv" + tail);
+  e.checker.check(error_class(MPI_Send_init(host.data(), 64, MPI_INT, e.right(), 1, asserted, &request)) ==
+                      MPI_ERR_BUFFER,
+                  "MPI_Send_init" + tail);
+  e.checker.check(std::all_of(host_in.begin(), host_in.end(), [](int v) { return v == kSentinel; }),
+                  "a refused receive leaves its buffer alone on " + where);
+  // An empty host side is no breach: nothing is read or written.
+  auto in = recv_buffer(e, 0);
+  MPI_Status status;
+  const int empty = MPI_Sendrecv(host.data(), 0, MPI_INT, e.right(), 2, in->data(), 0, MPI_INT, e.left(), 2,
+                                 asserted, &status);
+  e.checker.check(empty == MPI_SUCCESS && status.MPI_SOURCE == e.left(), "an empty host send on " + where);
+}
+
+void asserted_communicators(const Env& e) {
+  refuse_host_buffers(e, e.comm, "the asserted communicator");
+  // MPI-4 copies a communicator's info hints to its duplicate: the assertion goes with it.
+  MPI_Comm dup;
+  MPI_Comm_dup(e.comm, &dup);
+  refuse_host_buffers(e, dup, "its MPI_Comm_dup");
+  MPI_Comm_free(&dup);
+}
+
 void run_all(const Env& e) {
-  send_forms(e);
-  receive_forms(e);
-  sendrecv_forms(e);
-  tags_out_of_order(e);
-  wildcards_keep_order(e);
-  head_to_head(e);
-  all_pairs_reverse(e);
-  probes(e);
-  truncation(e);
-  persistent_rounds(e);
-  waitany_receives(e);
-  cancel_free_proc_null(e);
-  strided_datatype(e);
+  const std::pair<const char*, void (*)(const Env&)> sections[] = {
+      {"send forms", send_forms},
+      {"receive forms", receive_forms},
+      {"sendrecv forms", sendrecv_forms},
+      {"tags out of order", tags_out_of_order},
+      {"wildcards keep order", wildcards_keep_order},
+      {"head to head", head_to_head},
+      {"all pairs reverse", all_pairs_reverse},
+      {"interleaved with collectives", interleaved_with_collectives},
+      {"probes", probes},
+      {"truncation", truncation},
+      {"persistent rounds", persistent_rounds},
+      {"waitany receives", waitany_receives},
+      {"cancel, free, MPI_PROC_NULL", cancel_free_proc_null},
+      {"strided datatype", strided_datatype},
+  };
+  static const bool trace = std::getenv("MCRP_TEST_TRACE") != nullptr;
+  for (const auto& [title, section] : sections) {
+    if (trace) std::fprintf(stderr, "trace: [rank %d] section %s\n", e.rank, title);
+    section(e);
+  }
 }
 
 // Two threads, each with its own communicator, exchanging in rings at once.
@@ -560,10 +642,25 @@ bool flag(int argc, char** argv, const char* key) {
   return false;
 }
 
+// The communicator the sections run on: WORLD, or (--assert info) a duplicate carrying the
+// device-only assertion in its info.
+MPI_Comm communicator_for(const std::string& how) {
+  if (how != "info") return MPI_COMM_WORLD;
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "mpi_assert_memory_alloc_kinds", "cuda:device");
+  MPI_Comm comm;
+  MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comm);
+  MPI_Info_free(&info);
+  return comm;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const bool threads = flag(argc, argv, "--threads");
+  const std::string assert_how = option(argc, argv, "--assert", "none");
+  const bool asserted = assert_how == "info" || assert_how == "env";
   int provided = 0;
   MPI_Init_thread(&argc, &argv, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -588,11 +685,27 @@ int main(int argc, char** argv) {
       for (MPI_Count bytes : {MPI_Count{0}, MPI_Count{4}, MPI_Count{4096}, MPI_Count{1} << 20, MPI_Count{16} << 20}) {
         if (bytes <= max_bytes) counts.push_back(bytes / 4);
       }
-      const Env env{checker, *send_space, *recv_space, MPI_COMM_WORLD, rank, size, counts};
+      const MPI_Comm comm = communicator_for(option(argc, argv, "--assert", "none"));
+      const Env env{checker, *send_space, *recv_space, comm, rank, size, counts};
       run_all(env);
       if (threads) {
         if (provided == MPI_THREAD_MULTIPLE) two_threads(env);
         else checker.skip("two threads: MPI_THREAD_MULTIPLE not provided");
+      }
+      if (comm != MPI_COMM_WORLD) {
+        // A plain duplicate of WORLD is not asserted: host buffers still work there.
+        MPI_Comm plain;
+        MPI_Comm_dup(MPI_COMM_WORLD, &plain);
+        std::vector<int> out(8, 3), in(8, 0);
+        const int rc = MPI_Sendrecv(out.data(), 8, MPI_INT, rank, 4, in.data(), 8, MPI_INT, rank, 4, plain,
+                                    MPI_STATUS_IGNORE);
+        checker.check(rc == MPI_SUCCESS && in == out, "host buffers on a communicator without the assertion");
+        MPI_Comm_free(&plain);
+      }
+      if (asserted) asserted_communicators(env);
+      if (comm != MPI_COMM_WORLD) {
+        MPI_Comm to_free = comm;
+        MPI_Comm_free(&to_free);
       }
       void* detached = nullptr;
       int detached_size = 0;

@@ -11,9 +11,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "collectives/layout.h"
 #include "device/buffer_pool.h"
 #include "device/wait.h"
+#include "runtime/buffer.h"
 
 namespace mcrp {
 
@@ -23,7 +23,7 @@ class DeviceView {
   std::vector<std::size_t> offsets;  // byte offset of each block from data
   std::vector<std::size_t> bytes;    // byte length of each block
 
-  // Builds the view on `device`; packs (synchronously, keeping MPI progressing) when the datatype is
+  // Builds the view on `device` (-1: wherever the memory is; only packing then); packs (synchronously, keeping MPI progressing) when the datatype is
   // not contiguous, and relocates (asynchronously, on `stream`) when the memory is elsewhere.
   Status prepare(const BufferSide& side, const TypeInfo& type, int device, cudaStream_t stream,
                  device::ProgressHook& progress);

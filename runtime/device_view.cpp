@@ -1,4 +1,4 @@
-#include "collectives/device_view.h"
+#include "runtime/device_view.h"
 
 #include <algorithm>
 
@@ -49,7 +49,7 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
   if (!packed_) {
     data = side.base;
     const device::PointerInfo where = device::locate(side.base + span_.lo);
-    relocated_ = span_.bytes() > 0 && (where.kind != device::MemoryKind::device || where.device != device);
+    relocated_ = device >= 0 && span_.bytes() > 0 && (where.kind != device::MemoryKind::device || where.device != device);
     if (!relocated_) return {};
     MCRP_TRY(device::acquire(device::BufferKind::device, device, span_.bytes(), scratch_));
     data = scratch_.data() - span_.lo;  // block offsets stay relative to the user's base

@@ -1,0 +1,118 @@
+#include "p2p/assertion.h"
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "device/cuda_runtime.h"
+#include "device/fake_device.h"
+#include "p2p/engine.h"
+#include "runtime/comm_facts.h"
+#include "runtime/config.h"
+
+namespace mcrp {
+namespace {
+
+std::atomic<int> g_engines{0};  // communicators that ever got one: engine_of's fast path
+
+struct Attached {
+  std::shared_ptr<Engine> engine;
+};
+
+int delete_attached(MPI_Comm, int, void* value, void*) {
+  delete static_cast<Attached*>(value);  // in-flight operations keep the engine alive
+  return MPI_SUCCESS;
+}
+
+int keyval() {
+  static int key = MPI_KEYVAL_INVALID;
+  static std::once_flag once;
+  // Null copy callback: a duplicate is asserted (or not) by its own info.
+  std::call_once(once, [] { PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_attached, &key, nullptr); });
+  return key;
+}
+
+// The channel for `comm`, decided alike on every rank; nullptr when none.
+const char* channel_for(MPI_Comm comm) {
+  const char* setting = std::getenv("MCRPMPI_P2P_CHANNEL");
+  const std::string choice = setting != nullptr && setting[0] != '\0' ? setting : "auto";
+  if (choice == "mpi") return "mpi";
+  if (choice == "nccl") return "nccl";
+  if (choice != "auto") {
+    std::fprintf(stderr, "mcrpmpi: MCRPMPI_P2P_CHANNEL=%s is not auto, nccl or mpi; using auto\n", choice.c_str());
+  }
+  if (device::fake_device()) return nullptr;
+  return comm_facts(comm).nccl_everywhere ? "nccl" : nullptr;
+}
+
+int current_device() {
+  int device = 0;
+  if (!device::fake_device() && cudaGetDevice(&device) != cudaSuccess) device = 0;
+  return device;
+}
+
+}  // namespace
+
+bool info_asserts_device_only(MPI_Info info) {
+  if (info == MPI_INFO_NULL) return false;
+  char value[256] = "";
+  int flag = 0;
+  if (PMPI_Info_get(info, "mpi_assert_memory_alloc_kinds", sizeof value - 1, value, &flag) != MPI_SUCCESS || !flag) {
+    return false;
+  }
+  return std::strcmp(value, "cuda:device") == 0;
+}
+
+bool device_only_everywhere() { return config().p2p_device_only; }
+
+void assert_device_only(MPI_Comm comm, bool asserted_here) {
+  if (comm == MPI_COMM_NULL || !device::cuda_available()) return;
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) return;
+  int mine = asserted_here ? 1 : 0, all = 0;
+  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (!all || engine_of(comm)) return;
+  const char* channel = channel_for(comm);
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  if (channel == nullptr) {
+    if (config().debug && rank == 0) {
+      std::fprintf(stderr, "mcrpmpi: device-only assertion noted; NCCL is not usable on every member, so "
+                           "point-to-point stays on the staged path\n");
+    }
+    return;
+  }
+  std::shared_ptr<Engine> engine = Engine::create(comm, channel, current_device());
+  if (!engine) return;  // every rank failed alike only if the dup did; then all stay staged
+  PMPI_Comm_set_attr(comm, keyval(), new Attached{engine});
+  g_engines.fetch_add(1, std::memory_order_acq_rel);
+  if (config().debug && rank == 0) {
+    std::fprintf(stderr, "mcrpmpi: communicator asserted device-only: point-to-point on the %s channel, "
+                         "payloads above %zu B by rendezvous\n", channel, engine->eager_limit());
+  }
+}
+
+std::shared_ptr<Engine> engine_of(MPI_Comm comm) {
+  if (g_engines.load(std::memory_order_acquire) == 0 || comm == MPI_COMM_NULL) return nullptr;
+  void* value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, keyval(), &value, &found) != MPI_SUCCESS || !found) return nullptr;
+  return static_cast<Attached*>(value)->engine;
+}
+
+void finish_p2p() {
+  if (g_engines.load(std::memory_order_acquire) == 0) return;
+  int found = 0;
+  void* value = nullptr;
+  PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval(), &value, &found);
+  if (found) PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval());
+  Engine::shutdown_all();
+}
+
+}  // namespace mcrp
