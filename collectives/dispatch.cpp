@@ -171,7 +171,7 @@ int route_device_aware(const CollCall& call, const BaseCall& base, Mode mode, MP
   if (memory.device) {
     ncclDataType_t nccl_type;
     ncclRedOp_t nccl_op;
-    in.nccl_reducible = to_nccl_type(call.recvtype, &nccl_type) && to_nccl_op(call.op, &nccl_op);
+    in.nccl_reducible = to_nccl_reduction(call.recvtype, call.op, &nccl_type, &nccl_op);
     in.contiguous = p.send_type.contiguous() && p.recv_type.contiguous();
     in.agreed_bytes = agreed_or_unknown(p);
     // Only calls that can reach the tuning table pay for the (local, cached) lookup.

@@ -96,8 +96,7 @@ Status Launcher::reduction(DeviceView& send, DeviceView& recv) {
   const CollCall& c = *p_.call;
   ncclDataType_t type;
   ncclRedOp_t op;
-  to_nccl_type(c.recvtype, &type);
-  to_nccl_op(c.op, &op);
+  to_nccl_reduction(c.recvtype, c.op, &type, &op);
   const std::size_t element = static_cast<std::size_t>(p_.recv_type.size);
   const bool in_place = c.in_place();
   char* input = in_place ? recv.data : send.data;

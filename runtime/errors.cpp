@@ -1,5 +1,6 @@
 #include "runtime/errors.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -11,22 +12,51 @@ namespace {
 constexpr const char* kAlreadyRaised = "\x01raised";
 
 // One library error code per MPI error class, its string replaced by the latest message: codes are
-// a limited resource in MPI, so none is created per failure.
+// a limited resource in MPI, so none is created per failure. The codes are the base MPI's (added
+// with MPI_Add_error_code), so its error handlers take them; their strings and classes are kept
+// here as well, for the MPI_Error_string and MPI_Error_class wrappers.
+struct LibraryCode {
+  int error_class;
+  std::string message;
+};
+std::mutex g_codes_mutex;
+std::map<int, int> g_code_of_class;
+std::map<int, LibraryCode> g_codes;
+
 int code_for(int error_class, const std::string& message) {
-  static std::mutex mutex;
-  static std::map<int, int> codes;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = codes.find(error_class);
-  if (it == codes.end()) {
+  std::lock_guard<std::mutex> lock(g_codes_mutex);
+  auto it = g_code_of_class.find(error_class);
+  if (it == g_code_of_class.end()) {
     int code = error_class;
     if (PMPI_Add_error_code(error_class, &code) != MPI_SUCCESS) return error_class;
-    it = codes.emplace(error_class, code).first;
+    it = g_code_of_class.emplace(error_class, code).first;
   }
   PMPI_Add_error_string(it->second, message.c_str());
+  g_codes[it->second] = LibraryCode{error_class, message};
   return it->second;
 }
 
 }  // namespace
+
+bool library_error_string(int code, char* text, int* length) {
+  std::lock_guard<std::mutex> lock(g_codes_mutex);
+  const auto it = g_codes.find(code);
+  if (it == g_codes.end()) return false;
+  const std::string& message = it->second.message;
+  const std::size_t n = std::min<std::size_t>(message.size(), MPI_MAX_ERROR_STRING - 1);
+  message.copy(text, n);
+  text[n] = '\0';
+  *length = static_cast<int>(n);
+  return true;
+}
+
+bool library_error_class(int code, int* error_class) {
+  std::lock_guard<std::mutex> lock(g_codes_mutex);
+  const auto it = g_codes.find(code);
+  if (it == g_codes.end()) return false;
+  *error_class = it->second.error_class;
+  return true;
+}
 
 Status already_raised(int mpi_code) { return Status(mpi_code, kAlreadyRaised); }
 

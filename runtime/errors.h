@@ -14,4 +14,9 @@ Status already_raised(int mpi_code);
 // point ("MPI_Allreduce"); comm_size > 0 adds "on a communicator of N ranks" to the message.
 int raise_error(MPI_Comm comm, const char* call, int comm_size, const Status& status);
 
+// The library's own codes, for MPI_Error_string and MPI_Error_class (MPICH 4.0.2 answers an added
+// code with an unrelated string from its error ring). False for codes the library did not raise.
+bool library_error_string(int code, char* text, int* length);
+bool library_error_class(int code, int* error_class);
+
 }  // namespace mcrp

@@ -549,8 +549,15 @@ void refuse_host_buffers(const Env& e, MPI_Comm asserted, const std::string& whe
   std::vector<int> host(64, 1);
   std::vector<int> host_in(64, kSentinel);
   const std::string tail = " with a host buffer on " + where + ": MPI_ERR_BUFFER";
-  e.checker.check(error_class(MPI_Send(host.data(), 64, MPI_INT, e.right(), 1, asserted)) == MPI_ERR_BUFFER,
-                  "MPI_Send" + tail);
+  const int send_rc = MPI_Send(host.data(), 64, MPI_INT, e.right(), 1, asserted);
+  e.checker.check(error_class(send_rc) == MPI_ERR_BUFFER, "MPI_Send" + tail);
+  // The library's code gives the library's text (MPICH alone answers it with an unrelated string).
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int length = 0;
+  MPI_Error_string(send_rc, text, &length);
+  e.checker.check(std::strstr(text, "mcrpmpi: MPI_Send") != nullptr && std::strstr(text, "device memory only") != nullptr &&
+                      length == static_cast<int>(std::strlen(text)),
+                  std::string("MPI_Error_string of the refusal names the library, call and cause: ") + text);
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = MPI_Isend_c(host.data(), 64, MPI_INT, e.right(), 1, asserted, &request);
   e.checker.check(error_class(rc) == MPI_ERR_BUFFER && request == MPI_REQUEST_NULL, "MPI_Isend_c" + tail);
