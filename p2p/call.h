@@ -91,26 +91,25 @@ inline P2PCall bsend(const void* b, MPI_Count n, MPI_Datatype t, int dest, int t
 inline P2PCall rsend(const void* b, MPI_Count n, MPI_Datatype t, int dest, int tag, MPI_Comm c) {
   return send_like(P2PKind::rsend, b, n, t, dest, tag, c);
 }
+// Fills the receive side of `call`.
+inline P2PCall& recv_side(P2PCall& call, void* buf, MPI_Count count, MPI_Datatype type, int source, int tag) {
+  call.recvbuf = buf;
+  call.recvcount = count;
+  call.recvtype = type;
+  call.source = source;
+  call.recvtag = tag;
+  return call;
+}
 inline P2PCall recv(void* b, MPI_Count n, MPI_Datatype t, int source, int tag, MPI_Comm c) {
   P2PCall call;
   call.kind = P2PKind::recv;
-  call.recvbuf = b;
-  call.recvcount = n;
-  call.recvtype = t;
-  call.source = source;
-  call.recvtag = tag;
   call.comm = c;
-  return call;
+  return recv_side(call, b, n, t, source, tag);
 }
 inline P2PCall sendrecv(const void* sb, MPI_Count sn, MPI_Datatype st, int dest, int stag, void* rb, MPI_Count rn,
                         MPI_Datatype rt, int source, int rtag, MPI_Comm c) {
   P2PCall call = send_like(P2PKind::sendrecv, sb, sn, st, dest, stag, c);
-  call.recvbuf = rb;
-  call.recvcount = rn;
-  call.recvtype = rt;
-  call.source = source;
-  call.recvtag = rtag;
-  return call;
+  return recv_side(call, rb, rn, rt, source, rtag);
 }
 inline P2PCall sendrecv_replace(void* b, MPI_Count n, MPI_Datatype t, int dest, int stag, int source, int rtag,
                                 MPI_Comm c) {

@@ -26,6 +26,16 @@ void trace(int rank, const char* what, int peer, std::uint64_t a, std::uint64_t 
                static_cast<unsigned long long>(c));
 }
 
+// MCRPMPI_DEBUG=1: a control message sent or received (`direction`: "sent" or "got").
+void trace_control(int rank, const char* direction, wire::ControlType type, int peer, std::uint64_t a,
+                   std::uint64_t b, std::uint64_t c) {
+  if (!config().debug) return;
+  static const char* const names[] = {"?", "clear-to-send", "proposal", "acceptance", "rejection"};
+  const auto index = static_cast<unsigned>(type);
+  const std::string what = std::string(direction) + " " + names[index <= 4 ? index : 0];
+  trace(rank, what.c_str(), peer, a, b, c);
+}
+
 bool matches(const HeldHeader& h, int source, int tag) {
   return (source == MPI_ANY_SOURCE || h.source == source) && (tag == MPI_ANY_TAG || h.tag == tag);
 }
@@ -134,9 +144,7 @@ void Engine::post_control_receive() {
 }
 
 void Engine::send_control(int peer, wire::ControlType type, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  static const char* const names[] = {"?", "clear-to-send", "propose", "accept", "reject"};
-  const auto index = static_cast<unsigned>(type);
-  trace(rank_, names[index <= 4 ? index : 0], peer, a, b, c);
+  trace_control(rank_, "sent", type, peer, a, b, c);
   auto owned = std::make_unique<wire::Control>();
   owned->type = type;
   owned->a = a;
@@ -276,9 +284,7 @@ Status Engine::finish_group(const Status& status) {
 
 Status Engine::handle(int from, const wire::Control& m) {
   Peer& p = peers_[from];
-  static const char* const names[] = {"?", "got clear-to-send", "got proposal", "got acceptance", "got rejection"};
-  const auto type = static_cast<unsigned>(m.type);
-  trace(rank_, names[type <= 4 ? type : 0], from, m.a, m.b, m.c);
+  trace_control(rank_, "got", m.type, from, m.a, m.b, m.c);
   switch (m.type) {
     case wire::ControlType::clear_to_send: {
       const auto it = waiting_.find(m.a);
