@@ -29,11 +29,35 @@ struct LocalMemory {
   int ordinal = -1;
 };
 
-LocalMemory classify(const Layout& layout) {
+// The two buffer arguments as the caller passed them, located once per call (MPI_IN_PLACE is no
+// memory). Every significant side's base is one of them (collectives/layout.h), so when both are
+// host memory the call is a host call whatever the significance, and needs no layout to say so.
+// Locating an insignificant argument reads nothing through it: detection never dereferences.
+struct ArgumentMemory {
+  device::PointerInfo send, recv;
+
+  bool any_device() const {
+    return send.kind == device::MemoryKind::device || recv.kind == device::MemoryKind::device;
+  }
+  device::PointerInfo of(const void* base, const CollCall& call) const {
+    if (base == call.sendbuf) return send;
+    if (base == call.recvbuf) return recv;
+    return device::locate(base);
+  }
+};
+
+ArgumentMemory locate_arguments(const CollCall& call) {
+  auto where = [](const void* pointer) {
+    return pointer == MPI_IN_PLACE ? device::PointerInfo{} : device::locate(pointer);
+  };
+  return ArgumentMemory{where(call.sendbuf), where(call.recvbuf)};
+}
+
+LocalMemory classify(const Layout& layout, const CollCall& call, const ArgumentMemory& arguments) {
   LocalMemory memory;
   for (const BufferSide* side : {&layout.send, &layout.recv}) {
     if (!side->significant()) continue;
-    const device::PointerInfo info = device::locate(side->base);
+    const device::PointerInfo info = arguments.of(side->base, call);
     if (info.kind == device::MemoryKind::device && !memory.device) {
       memory.device = true;
       memory.ordinal = info.device;
@@ -136,20 +160,21 @@ Status run_path(Path path, const Prepared& p, const BaseCall& base, Mode mode, M
 
 // Where this rank stands in the call and what memory its significant buffers are; false when the
 // communicator is invalid (the base MPI then reports it).
-bool locate_call(const CollCall& call, Prepared& p, LocalMemory* memory) {
+bool locate_call(const CollCall& call, const ArgumentMemory& arguments, Prepared& p, LocalMemory* memory) {
   p.call = &call;
   if (!participant_of(call.comm, &p.self)) return false;
   p.layout = layout_of(call, p.self);
-  *memory = classify(p.layout);
+  *memory = classify(p.layout, call, arguments);
   p.device = memory->ordinal;
   return true;
 }
 
-int route_device_aware(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
+int route_device_aware(const CollCall& call, const ArgumentMemory& arguments, const BaseCall& base, Mode mode,
+                       MPI_Request* request) {
   const auto started = Clock::now();
   Prepared p;
   LocalMemory memory;
-  if (!locate_call(call, p, &memory)) return call_base(base, call, call.sendbuf, call.recvbuf, request);
+  if (!locate_call(call, arguments, p, &memory)) return call_base(base, call, call.sendbuf, call.recvbuf, request);
   const int size = p.self.size;
 
   Status status = validate(p, memory.device);
@@ -206,25 +231,30 @@ int guarded(const CollCall& call, MPI_Request* request, Fn&& body) {
   }
 }
 
+// A host call straight to the base MPI. Only a negative count needs a look first (MPICH 4.0.2 does
+// not check all of them and crashes): two compares, then the layout decides whether the count is
+// significant at all.
+int pass_through(const CollCall& call, const BaseCall& base, MPI_Request* request) {
+  if (call.sendcount >= 0 && call.recvcount >= 0) return call_base(base, call, call.sendbuf, call.recvbuf, request);
+  return guarded(call, request, [&] {
+    Prepared p;
+    LocalMemory memory;
+    if (locate_call(call, ArgumentMemory{}, p, &memory)) {
+      const Status status = validate(p, false);
+      if (!status.ok()) return fail(call, p.self.size, status, request);
+    }
+    return call_base(base, call, call.sendbuf, call.recvbuf, request);
+  });
+}
+
 }  // namespace
 
 int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
   const Config& settings = config();
-  if (!device::cuda_available() && !settings.stats && !settings.verify) {
-    // Pass-through. Only a negative count needs a look first (MPICH 4.0.2 does not check all of them
-    // and crashes): two compares, then the layout decides whether the count is significant at all.
-    if (call.sendcount >= 0 && call.recvcount >= 0) return call_base(base, call, call.sendbuf, call.recvbuf, request);
-    return guarded(call, request, [&] {
-      Prepared p;
-      LocalMemory memory;
-      if (locate_call(call, p, &memory)) {
-        const Status status = validate(p, false);
-        if (!status.ok()) return fail(call, p.self.size, status, request);
-      }
-      return call_base(base, call, call.sendbuf, call.recvbuf, request);
-    });
-  }
-  return guarded(call, request, [&] { return route_device_aware(call, base, mode, request); });
+  const ArgumentMemory arguments = locate_arguments(call);  // host at once where there is no CUDA
+  // Statistics count host calls too, and verification must take part in every collective.
+  if (!arguments.any_device() && !settings.stats && !settings.verify) return pass_through(call, base, request);
+  return guarded(call, request, [&] { return route_device_aware(call, arguments, base, mode, request); });
 }
 
 int run_blocking_collective(const CollCall& call, const BaseCall& base, const BaseCall& nonblocking) {
@@ -250,7 +280,8 @@ int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCal
   return guarded(call, request, [&] {
     Prepared p;
     LocalMemory memory;
-    if (!locate_call(call, p, &memory)) return init_base_persistent(init, call, request);
+    const ArgumentMemory arguments = locate_arguments(call);
+    if (!locate_call(call, arguments, p, &memory)) return init_base_persistent(init, call, request);
     Status status = validate(p, memory.device);
     if (status.ok() && memory.device) {
       // Each MPI_Start runs the call through the router again, as its nonblocking form.

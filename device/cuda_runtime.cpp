@@ -4,6 +4,7 @@
 #include <string>
 
 #include "device/fake_device.h"
+#include "device/host_regions.h"
 
 namespace mcrp::device {
 namespace {
@@ -34,6 +35,7 @@ PointerInfo locate(const void* pointer) {
     if (fake_contains(pointer)) info = PointerInfo{MemoryKind::device, 0};
     return info;
   }
+  if (in_lasting_host_memory(pointer)) return info;  // a few ns instead of a driver query
   cudaPointerAttributes attributes{};
   if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
     cudaGetLastError();

@@ -1,0 +1,119 @@
+#include "device/host_regions.h"
+
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace mcrp::device {
+namespace {
+
+// Field 47 of /proc/self/stat (start_brk, Linux >= 3.3): where the brk heap begins. Fields are
+// counted after the command name, which may itself contain spaces and parentheses.
+std::uintptr_t read_start_brk() {
+  std::FILE* file = std::fopen("/proc/self/stat", "r");
+  if (file == nullptr) return 0;
+  char text[2048] = "";
+  const std::size_t length = std::fread(text, 1, sizeof text - 1, file);
+  std::fclose(file);
+  text[length] = '\0';
+  const char* cursor = std::strrchr(text, ')');
+  if (cursor == nullptr) return 0;
+  ++cursor;  // now before field 3
+  for (int field = 3; field < 47; ++field) {
+    cursor = std::strchr(cursor + 1, ' ');
+    if (cursor == nullptr) return 0;
+  }
+  return static_cast<std::uintptr_t>(std::strtoull(cursor + 1, nullptr, 10));
+}
+
+struct ProgramData {
+  static constexpr int kMaxSegments = 4;
+  AddressRange segments[kMaxSegments];
+  int count = 0;
+};
+
+// The main program is the first object dl_iterate_phdr reports; it is never unloaded.
+int collect_main_program(dl_phdr_info* info, std::size_t, void* out) {
+  auto* data = static_cast<ProgramData*>(out);
+  for (int i = 0; i < info->dlpi_phnum && data->count < ProgramData::kMaxSegments; ++i) {
+    const ElfW(Phdr)& header = info->dlpi_phdr[i];
+    if (header.p_type != PT_LOAD || (header.p_flags & PF_W) == 0) continue;
+    const std::uintptr_t begin = info->dlpi_addr + header.p_vaddr;
+    data->segments[data->count++] = AddressRange{begin, begin + header.p_memsz};
+  }
+  return 1;  // stop after the first object
+}
+
+const ProgramData& main_program_data() {
+  static const ProgramData data = [] {
+    ProgramData collected;
+    dl_iterate_phdr(collect_main_program, &collected);
+    return collected;
+  }();
+  return data;
+}
+
+// [lowest address, top) of this thread's stack as the threads library knows it.
+AddressRange thread_stack_bounds() {
+  AddressRange bounds;
+  pthread_attr_t attributes;
+  if (pthread_getattr_np(pthread_self(), &attributes) != 0) return bounds;
+  void* lowest = nullptr;
+  std::size_t size = 0;
+  if (pthread_attr_getstack(&attributes, &lowest, &size) == 0 && lowest != nullptr) {
+    bounds.begin = reinterpret_cast<std::uintptr_t>(lowest);
+    bounds.end = bounds.begin + size;
+  }
+  pthread_attr_destroy(&attributes);
+  return bounds;
+}
+
+// Per thread, found on first use. The default TLS model: initial-exec would save a few ns but makes
+// dlopen of the library fail ("cannot allocate memory in static TLS block"), and Python loads it so.
+struct StackCache {
+  AddressRange bounds;
+  bool known = false;
+};
+thread_local StackCache t_stack;
+
+}  // namespace
+
+AddressRange brk_heap() {
+  static const std::uintptr_t start = read_start_brk();
+  void* current = sbrk(0);
+  if (start == 0 || current == reinterpret_cast<void*>(-1)) return {};
+  return AddressRange{start, reinterpret_cast<std::uintptr_t>(current)};
+}
+
+AddressRange live_stack_of_this_thread() {
+  if (!t_stack.known) {
+    t_stack.bounds = thread_stack_bounds();
+    t_stack.known = true;
+  }
+  // Only frames from here up are live. On a stack the threads library does not know (a fiber, a
+  // signal stack) the frame lies outside the bounds, and nothing is claimed.
+  const auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  if (!t_stack.bounds.contains(frame)) return {};
+  return AddressRange{frame, t_stack.bounds.end};
+}
+
+bool in_main_program_data(std::uintptr_t address) {
+  const ProgramData& data = main_program_data();
+  for (int i = 0; i < data.count; ++i) {
+    if (data.segments[i].contains(address)) return true;
+  }
+  return false;
+}
+
+bool in_lasting_host_memory(const void* pointer) {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  return live_stack_of_this_thread().contains(address) || brk_heap().contains(address) ||
+         in_main_program_data(address);
+}
+
+}  // namespace mcrp::device
