@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 
+#include "device/background_free.h"
 #include "device/cuda_runtime.h"
 #include "device/fake_device.h"
 #include "device/handles.h"
@@ -23,10 +24,33 @@ using PoolKey = std::tuple<BufferKind, int, std::size_t>;
 struct Pool {
   std::mutex mutex;
   std::map<PoolKey, std::vector<char*>> free_blocks;
+  PoolUsage usage[2];  // by BufferKind
 };
 
+// A byte count from the environment, with an optional K, M or G suffix (powers of 1024).
+std::size_t bytes_from_env(const char* name, std::size_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || text[0] == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (end == text) return fallback;
+  switch (*end) {
+    case 'G': case 'g': return static_cast<std::size_t>(value) << 30;
+    case 'M': case 'm': return static_cast<std::size_t>(value) << 20;
+    case 'K': case 'k': return static_cast<std::size_t>(value) << 10;
+    default: return static_cast<std::size_t>(value);
+  }
+}
+
+PoolUsage& usage_of(Pool& p, BufferKind kind) { return p.usage[kind == BufferKind::device ? 1 : 0]; }
+
 Pool& pool() {
-  static Pool* instance = new Pool;  // never destroyed: buffers may be released during exit
+  static Pool* instance = [] {  // never destroyed: buffers may be released during exit
+    auto* created = new Pool;
+    usage_of(*created, BufferKind::pinned_host).limit = bytes_from_env("MCRPMPI_PINNED_POOL_LIMIT", std::size_t{256} << 20);
+    usage_of(*created, BufferKind::device).limit = bytes_from_env("MCRPMPI_DEVICE_POOL_LIMIT", std::size_t{512} << 20);
+    return created;
+  }();
   return *instance;
 }
 
@@ -63,6 +87,16 @@ void free_block(BufferKind kind, int device, char* block) {
   }
 }
 
+// A block past the pool's limit: freed on the background thread (device/background_free.h).
+void free_in_background(BufferKind kind, int device, char* block, std::size_t capacity) {
+  free_later([kind, device, block, capacity] {
+    free_block(kind, device, block);
+    Pool& p = pool();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    usage_of(p, kind).freeing -= capacity;
+  });
+}
+
 }  // namespace
 
 Buffer::Buffer(Buffer&& other) noexcept { *this = std::move(other); }
@@ -83,9 +117,21 @@ Buffer::~Buffer() { release(); }
 
 void Buffer::release() {
   if (data_ == nullptr) return;
-  Pool& p = pool();
-  std::lock_guard<std::mutex> lock(p.mutex);
-  p.free_blocks[{kind_, device_, capacity_}].push_back(data_);
+  bool keep = false;
+  {
+    Pool& p = pool();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    PoolUsage& usage = usage_of(p, kind_);
+    usage.in_use -= capacity_;
+    keep = usage.cached + capacity_ <= usage.limit;
+    if (keep) {
+      usage.cached += capacity_;
+      p.free_blocks[{kind_, device_, capacity_}].push_back(data_);
+    } else {
+      usage.freeing += capacity_;
+    }
+  }
+  if (!keep) free_in_background(kind_, device_, data_, capacity_);
   data_ = nullptr;
   size_ = capacity_ = 0;
 }
@@ -99,13 +145,24 @@ Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out) {
   {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
+    PoolUsage& usage = usage_of(p, kind);
     auto& blocks = p.free_blocks[{kind, device, capacity}];
     if (!blocks.empty()) {
       block = blocks.back();
       blocks.pop_back();
+      usage.cached -= capacity;
+    }
+    usage.in_use += capacity;  // counted before allocating, so the sum never goes negative
+  }
+  if (block == nullptr) {
+    const Status allocated = allocate_block(kind, device, capacity, &block);
+    if (!allocated.ok()) {
+      Pool& p = pool();
+      std::lock_guard<std::mutex> lock(p.mutex);
+      usage_of(p, kind).in_use -= capacity;
+      return allocated;
     }
   }
-  if (block == nullptr) MCRP_TRY(allocate_block(kind, device, capacity, &block));
   out.data_ = block;
   out.size_ = bytes;
   out.capacity_ = capacity;
@@ -115,12 +172,29 @@ Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out) {
 }
 
 void release_cached_buffers() {
+  wait_for_frees();
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mutex);
   for (auto& [key, blocks] : p.free_blocks) {
     for (char* block : blocks) free_block(std::get<0>(key), std::get<1>(key), block);
   }
   p.free_blocks.clear();
+  for (PoolUsage& usage : p.usage) usage.cached = 0;
+}
+
+PoolUsage pool_usage(BufferKind kind) {
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  return usage_of(p, kind);
 }
 
 }  // namespace mcrp::device
+
+extern "C" void mcrpmpi_pool_bytes(int kind, std::size_t* in_use, std::size_t* cached, std::size_t* limit) {
+  mcrp::device::wait_for_frees();
+  const mcrp::device::PoolUsage usage =
+      mcrp::device::pool_usage(kind == 1 ? mcrp::device::BufferKind::device : mcrp::device::BufferKind::pinned_host);
+  if (in_use != nullptr) *in_use = usage.in_use;
+  if (cached != nullptr) *cached = usage.cached;
+  if (limit != nullptr) *limit = usage.limit;
+}

@@ -1,6 +1,12 @@
 // Reusable pinned-host and device scratch buffers. cudaMallocHost and cudaMalloc cost milliseconds
 // and synchronize the device, so staging and packing draw blocks from per-kind free lists bucketed
 // by powers of two and return them when the owning Buffer goes out of scope.
+//
+// The idle blocks kept per kind are bounded (MCRPMPI_PINNED_POOL_LIMIT, MCRPMPI_DEVICE_POOL_LIMIT,
+// bytes, default 256 MiB and 512 MiB): a block returned past the limit is freed, so a program whose
+// message sizes wander keeps at most the limit cached, not its history. The free runs on a
+// background thread, because cudaFree and cudaFreeHost wait for the device, and the device may be
+// running an NCCL kernel that waits for a peer that waits for this rank's MPI progress.
 #pragma once
 #include <cstddef>
 
@@ -40,4 +46,18 @@ Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out);
 // Frees every cached block; called at MPI_Finalize, when no Buffer may be alive any more.
 void release_cached_buffers();
 
+struct PoolUsage {
+  std::size_t in_use = 0;  // bytes of blocks held by live Buffers
+  std::size_t cached = 0;  // bytes of idle blocks kept for reuse
+  std::size_t limit = 0;   // the bound on `cached`
+  std::size_t freeing = 0; // bytes handed to the background free, not yet freed
+};
+PoolUsage pool_usage(BufferKind kind);
+
 }  // namespace mcrp::device
+
+// For test programs (found with dlsym, like the fake device's allocator): kind 0 is pinned host,
+// 1 device memory. Fills what is non-null; waits for pending background frees first, so `cached`
+// and `in_use` are what stays.
+extern "C" __attribute__((visibility("default"))) void mcrpmpi_pool_bytes(int kind, std::size_t* in_use,
+                                                                         std::size_t* cached, std::size_t* limit);

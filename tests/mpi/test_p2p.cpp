@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tests/mpi/check.h"
+#include "tests/mpi/command_line.h"
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/p2p_entry_points.h"
 
@@ -633,20 +634,6 @@ void two_threads(const Env& e) {
   }
   MPI_Comm_free(&comms[0]);
   MPI_Comm_free(&comms[1]);
-}
-
-std::string option(int argc, char** argv, const char* key, const std::string& fallback) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], key) == 0) return argv[i + 1];
-  }
-  return fallback;
-}
-
-bool flag(int argc, char** argv, const char* key) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], key) == 0) return true;
-  }
-  return false;
 }
 
 // The communicator the sections run on: WORLD, or (--assert info) a duplicate carrying the

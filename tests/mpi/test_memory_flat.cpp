@@ -1,0 +1,115 @@
+// Memory held flat (issue 13): after a warm-up, many more mixed calls (tests/mpi/mixed_calls.h)
+// leave host RSS and the library's pinned and device pools where they were. `--leak-bytes N` leaks N
+// bytes a round on purpose, so that a registration can show the measurement catches a leak.
+//   test_memory_flat --space host|fake-device|device [--calls 100000] [--rss-slack-kib 4096]
+#include <dlfcn.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "tests/mpi/check.h"
+#include "tests/mpi/command_line.h"
+#include "tests/mpi/memory_spaces.h"
+#include "tests/mpi/mixed_calls.h"
+
+namespace {
+
+using namespace mcrp_test;
+
+long resident_kib() {
+  long pages_total = 0, pages_resident = 0;
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr) return -1;
+  const int read = std::fscanf(statm, "%ld %ld", &pages_total, &pages_resident);
+  std::fclose(statm);
+  return read == 2 ? pages_resident * (sysconf(_SC_PAGESIZE) / 1024) : -1;
+}
+
+// The library's pool counters (device/buffer_pool.h), when the library is there.
+struct Pools {
+  std::size_t in_use[2] = {0, 0}, cached[2] = {0, 0}, limit[2] = {0, 0};
+  bool known = false;
+};
+
+Pools read_pools() {
+  using Reader = void (*)(int, std::size_t*, std::size_t*, std::size_t*);
+  Pools pools;
+  const auto reader = reinterpret_cast<Reader>(dlsym(RTLD_DEFAULT, "mcrpmpi_pool_bytes"));
+  if (reader == nullptr) return pools;
+  for (int kind = 0; kind < 2; ++kind) reader(kind, &pools.in_use[kind], &pools.cached[kind], &pools.limit[kind]);
+  pools.known = true;
+  return pools;
+}
+
+struct Snapshot {
+  long calls = 0;
+  long rss_kib = 0;
+  Pools pools;
+};
+
+Snapshot snapshot(long calls) { return Snapshot{calls, resident_kib(), read_pools()}; }
+
+void report(const char* when, const Snapshot& s, int rank) {
+  if (rank != 0) return;
+  std::printf("%-16s calls %7ld  rss %8ld KiB", when, s.calls, s.rss_kib);
+  if (s.pools.known) {
+    std::printf("  pinned in use %zu cached %zu (limit %zu)  device in use %zu cached %zu (limit %zu)",
+                s.pools.in_use[0], s.pools.cached[0], s.pools.limit[0], s.pools.in_use[1], s.pools.cached[1],
+                s.pools.limit[1]);
+  }
+  std::printf("\n");
+}
+
+void compare(Checker& checker, const Snapshot& warm, const Snapshot& end, long slack_kib) {
+  checker.check(end.rss_kib - warm.rss_kib <= slack_kib,
+                "resident memory after warm-up grew by " + std::to_string(end.rss_kib - warm.rss_kib) +
+                    " KiB (allowed " + std::to_string(slack_kib) + ")");
+  if (!end.pools.known) return;
+  for (int kind = 0; kind < 2; ++kind) {
+    const std::string name = kind == 0 ? "pinned pool" : "device pool";
+    checker.check(end.pools.in_use[kind] == 0 && warm.pools.in_use[kind] == 0, name + ": nothing in use between calls");
+    checker.check(end.pools.cached[kind] <= end.pools.limit[kind], name + ": cached within its limit");
+    checker.check(end.pools.cached[kind] == warm.pools.cached[kind], name + ": cached bytes unchanged after warm-up");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const long calls_wanted = std::atol(option(argc, argv, "--calls", "100000").c_str());
+  const long slack_kib = std::atol(option(argc, argv, "--rss-slack-kib", "4096").c_str());
+  const long leak_bytes = std::atol(option(argc, argv, "--leak-bytes", "0").c_str());
+  int exit_code = kSkipExitCode;
+  {
+    std::unique_ptr<MemorySpace> space = make_memory_space(option(argc, argv, "--space", "host"), MPI_COMM_WORLD);
+    if (space) {
+      int rank = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      Checker checker;
+      MixedCalls mix(checker, *space, MPI_COMM_WORLD, 1 << 18);  // 1 MiB of ints now and then
+      long calls = 0;
+      int round = 0;
+      // Warm-up: every kind of call and every size bucket, several times over.
+      while (round < 256) calls += mix.run_round(round++);
+      const Snapshot warm = snapshot(calls);
+      report("after warm-up", warm, rank);
+      while (calls < calls_wanted || round % 64 != 0) {  // end where the warm-up ended, on a full mix
+        calls += mix.run_round(round++);
+        if (leak_bytes > 0) std::memset(std::malloc(static_cast<std::size_t>(leak_bytes)), 1, leak_bytes);
+      }
+      const Snapshot end = snapshot(calls);
+      report("at the end", end, rank);
+      compare(checker, warm, end, slack_kib);
+      exit_code = checker.finish(MPI_COMM_WORLD, "memory_flat");
+    }
+  }
+  MPI_Finalize();
+  return exit_code;
+}
