@@ -2,6 +2,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "device/cuda_runtime.h"
 #include "device/fake_device.h"
@@ -15,10 +18,64 @@ Handle fake_token() {
   return reinterpret_cast<Handle>(static_cast<std::uintptr_t>(0x1000));
 }
 
+// Events are made once and reused: every staged and NCCL call records one or two, and
+// cudaEventCreate/cudaEventDestroy cost far more than a recycled handle. An event belongs to the
+// device that was current when it was made, so the idle ones are kept per device.
+class EventPool {
+ public:
+  cudaError_t take(cudaEvent_t* event) {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) device = -1;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      std::vector<cudaEvent_t>& idle = idle_[device];
+      if (!idle.empty()) {
+        *event = idle.back();
+        idle.pop_back();
+        return cudaSuccess;
+      }
+    }
+    const cudaError_t created = cudaEventCreateWithFlags(event, cudaEventDisableTiming);
+    if (created != cudaSuccess) return created;
+    std::lock_guard<std::mutex> lock(mutex_);
+    device_of_[*event] = device;
+    return cudaSuccess;
+  }
+
+  // Recording it again later is safe: a stream that waits on an event waits for the record that
+  // preceded its cudaStreamWaitEvent, and the owner no longer queries it.
+  cudaError_t give_back(cudaEvent_t event) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto known = device_of_.find(event);
+      if (known != device_of_.end()) {
+        std::vector<cudaEvent_t>& idle = idle_[known->second];
+        if (idle.size() < kIdlePerDevice) {
+          idle.push_back(event);
+          return cudaSuccess;
+        }
+        device_of_.erase(known);
+      }
+    }
+    return cudaEventDestroy(event);
+  }
+
+ private:
+  static constexpr std::size_t kIdlePerDevice = 64;
+  std::mutex mutex_;
+  std::unordered_map<int, std::vector<cudaEvent_t>> idle_;
+  std::unordered_map<cudaEvent_t, int> device_of_;
+};
+
+EventPool& event_pool() {
+  static EventPool* pool = new EventPool;  // never destroyed: events may be released during exit
+  return *pool;
+}
+
 }  // namespace
 
 cudaError_t destroy_stream(cudaStream_t stream) { return fake_device() ? cudaSuccess : cudaStreamDestroy(stream); }
-cudaError_t destroy_event(cudaEvent_t event) { return fake_device() ? cudaSuccess : cudaEventDestroy(event); }
+cudaError_t destroy_event(cudaEvent_t event) { return fake_device() ? cudaSuccess : event_pool().give_back(event); }
 
 Status create_ordered_stream(Stream& stream) {
   if (fake_device()) {
@@ -37,7 +94,7 @@ Status create_event(Event& event) {
     return {};
   }
   cudaEvent_t handle = nullptr;
-  MCRP_TRY(cuda_status(cudaEventCreateWithFlags(&handle, cudaEventDisableTiming), "cudaEventCreate"));
+  MCRP_TRY(cuda_status(event_pool().take(&handle), "cudaEventCreate"));
   event.reset(handle);
   return {};
 }

@@ -46,7 +46,8 @@ using Event = UniqueHandle<cudaEvent_t, destroy_event>;
 // already issued on the legacy default stream: that is how device work the application queued
 // before an MPI call is finished before the library touches the buffers.
 Status create_ordered_stream(Stream& stream);
-// An event without timing, cheap to record and query.
+// An event without timing, cheap to record and query, on the current device. Taken from a pool of
+// idle events and given back to it when the Event is destroyed (handles.cpp).
 Status create_event(Event& event);
 
 // Work on a stream. copy_async copies between any two kinds of memory (cudaMemcpyDefault); `what`
