@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <utility>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
 #include "device/ordered_streams.h"
+#include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/packing.h"
 #include "runtime/progress.h"
@@ -235,6 +237,10 @@ void PipelinedCallDeleter::operator()(PipelinedCall* call) const { delete call; 
 PipelinedCallPtr plan_pipelined(const Prepared& prepared) {
   PipelineShape shape;
   if (!shape_pipeline(prepared, tuning::active_table().staged_chunk_bytes, &shape)) return nullptr;
+  if (config().debug) {
+    std::fprintf(stderr, "mcrpmpi[%d/%d]: %s staged in %d chunks of %zu bytes per row\n", prepared.self.rank,
+                 prepared.self.size, mpi_name(prepared.call->kind), shape.plan.chunks, shape.plan.chunk_bytes);
+  }
   return PipelinedCallPtr(new PipelinedCall(prepared, std::move(shape)));
 }
 

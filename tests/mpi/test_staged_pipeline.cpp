@@ -362,6 +362,25 @@ class Suite {
     rc = MPI_Allgather(send.data(), static_cast<int>(n), MPI_INT, recv.data(), static_cast<int>(n), odd ? strided : MPI_INT, comm_);
     checker_.check(rc == MPI_SUCCESS && recv.download() == spread(gathered_inputs(size_, n), odd, 2 * n * size_),
                    label(odd ? "allgather into strided" : "allgather against strided", n, false));
+
+    // Odd ranks send from a strided buffer, then gather in place into one: the packed send side
+    // (in place: this rank's block of the receive buffer).
+    SpaceBuffer<int> strided_send(space_, 2 * n);
+    strided_send.upload(spread(inputs(rank_, n), odd, 2 * n));
+    SpaceBuffer<int> plain_recv(space_, n * size_);
+    plain_recv.upload(std::vector<int>(static_cast<std::size_t>(n * size_), -1));
+    rc = MPI_Allgather(strided_send.data(), static_cast<int>(n), odd ? strided : MPI_INT, plain_recv.data(),
+                       static_cast<int>(n), MPI_INT, comm_);
+    checker_.check(rc == MPI_SUCCESS && plain_recv.download() == gathered_inputs(size_, n),
+                   label(odd ? "allgather from strided" : "allgather against strided sends", n, false));
+    std::vector<int> mine_in_place(static_cast<std::size_t>(2 * n * size_), kHole);
+    const std::vector<int> own = spread(inputs(rank_, n), odd, 2 * n);
+    std::copy(own.begin(), own.end(), mine_in_place.begin() + (odd ? 2 * n * rank_ : n * rank_));
+    recv.upload(mine_in_place);
+    rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), static_cast<int>(n), odd ? strided : MPI_INT,
+                       comm_);
+    checker_.check(rc == MPI_SUCCESS && recv.download() == spread(gathered_inputs(size_, n), odd, 2 * n * size_),
+                   label(odd ? "allgather in place into strided" : "allgather in place against strided", n, true));
     MPI_Type_free(&strided);
   }
 
