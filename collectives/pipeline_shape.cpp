@@ -1,8 +1,29 @@
 #include "collectives/pipeline_shape.h"
 
+#include <algorithm>
+
 #include "collectives/half_reduction.h"
 
 namespace mcrp {
+
+std::size_t ChunkedSide::piece(int r, const ByteRange& range) const {
+  const std::size_t length = row_length(r);
+  return length > range.lo ? std::min(length, range.hi) - range.lo : 0;
+}
+
+std::size_t ChunkedSide::total_bytes() const {
+  std::size_t total = 0;
+  for (int r = 0; r < rows; ++r) total += row_length(r);
+  return total;
+}
+
+char* ChunkedSide::chunk_image(const ByteRange& range) const {
+  if (!uneven()) return image.data() + rows * range.lo;
+  std::size_t before = 0;
+  for (int r = 0; r < rows; ++r) before += std::min(row_length(r), range.lo);
+  return image.data() + before;
+}
+
 namespace {
 
 // Where one side's rows lie in the user's buffer: `rows` rows of `per_row` elements, the first at
@@ -39,14 +60,33 @@ ChunkedSide chunked(const RowsOf& r, bool input) {
   return c;
 }
 
+// An uneven reduce_scatter's blocks as rows of their own lengths: the input's row r is block r,
+// the output's one row this rank's block.
+void uneven_rows(const CollCall& call, const Participant& self, std::size_t element, PipelineShape* s) {
+  std::size_t offset = 0;
+  for (int r = 0; r < self.size; ++r) {
+    const std::size_t length = static_cast<std::size_t>(call.recvcounts[r]) * element;
+    s->send.row_offsets.push_back(offset);
+    s->send.row_lengths.push_back(length);
+    offset += length;
+  }
+  s->recv.row_offsets = {0};
+  s->recv.row_lengths = {s->send.row_lengths[static_cast<std::size_t>(self.rank)]};
+}
+
 bool shape_reduction(const Prepared& p, std::uint64_t setting, PipelineShape* s) {
   const CollCall& call = *p.call;
   const Layout& l = p.layout;
   // The one datatype of a reduction, significant on every rank, on whichever side carries it.
   const TypeInfo& type = l.recv.significant() ? p.recv_type : p.send_type;
   if (!type.contiguous() || type.size <= 0) return false;
-  const bool scatter = call.kind == CollKind::reduce_scatter_block;
-  const MPI_Count per_row = call.recvcount;
+  const bool uneven = call.kind == CollKind::reduce_scatter;
+  const bool scatter = uneven || call.kind == CollKind::reduce_scatter_block;
+  MPI_Count per_row = call.recvcount;  // uneven: the longest block
+  if (uneven) {
+    per_row = 0;
+    for (int r = 0; r < p.self.size; ++r) per_row = std::max(per_row, call.recvcounts[r]);
+  }
   s->plan = plan_chunks(static_cast<std::uint64_t>(per_row * type.size), static_cast<std::uint64_t>(type.size), setting);
   if (!s->plan.pipelined()) return false;
   s->element_bytes = static_cast<std::size_t>(type.size);
@@ -58,6 +98,7 @@ bool shape_reduction(const Prepared& p, std::uint64_t setting, PipelineShape* s)
   const BufferSide& input = l.send.significant() ? l.send : l.recv;
   s->send = chunked(RowsOf{&input, &type, 0, per_row, rows, per_row}, true);
   if (l.recv.significant()) s->recv = chunked(RowsOf{&l.recv, &type, 0, per_row, 1, per_row}, false);
+  if (uneven) uneven_rows(call, p.self, s->element_bytes, s);
   return true;
 }
 
@@ -94,6 +135,7 @@ bool shape_pipeline(const Prepared& p, std::uint64_t setting_bytes, PipelineShap
     case CollKind::allreduce:
     case CollKind::reduce:
     case CollKind::reduce_scatter_block:
+    case CollKind::reduce_scatter:
       return shape_reduction(p, setting_bytes, shape);
     case CollKind::bcast:
     case CollKind::allgather:

@@ -60,6 +60,7 @@ class PipelinedCall final : public AsyncOp {
   cudaStream_t to_device_ = nullptr;
   std::vector<device::Event> copied_in_;  // ring: chunk k's copies in are done when [k % size] is
   std::vector<MPI_Request> requests_;     // chunk k's base call
+  std::vector<std::vector<MPI_Count>> chunk_counts_;  // an uneven reduce_scatter's counts per chunk
   int started_ = 0;                       // chunks whose base call is started
   int returned_ = 0;                      // chunks whose result is on its way back (in chunk order)
   device::Event copied_back_;             // recorded after the last copy back
@@ -75,6 +76,16 @@ Status copy_rows(const ChunkedSide& side, const ByteRange& range, bool to_image,
   if (side.packed) {
     if (to_image) device::copy_rows_now(image, width, rows, side.pitch, width, static_cast<std::size_t>(side.rows));
     else device::copy_rows_now(rows, side.pitch, image, width, width, static_cast<std::size_t>(side.rows));
+    return {};
+  }
+  if (side.uneven()) {  // one copy per row, each as long as the row's piece of the chunk
+    for (int r = 0; r < side.rows; ++r) {
+      char* at = side.rows_at + side.row_offset(r) + range.lo;
+      const std::size_t piece = side.piece(r, range);
+      MCRP_TRY(device::copy_async(to_image ? image : at, to_image ? at : image, piece, stream,
+                                  "cudaMemcpyAsync (pipelined chunk row)"));
+      image += piece;
+    }
     return {};
   }
   if (to_image) {
@@ -126,8 +137,7 @@ class PipelinedCall::CopyBackWhileWaiting final : public device::ProgressHook {
 Status PipelinedCall::prepare_images(MpiProgress& mpi) {
   for (ChunkedSide* side : {&shape_.send, &shape_.recv}) {
     if (!side->active) continue;
-    MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, static_cast<std::size_t>(side->rows) * side->row_bytes,
-                             side->image));
+    MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, side->total_bytes(), side->image));
     if (side->packed) MCRP_TRY(pack_input(*side, to_host_, mpi));
   }
   return {};
@@ -159,6 +169,14 @@ Status PipelinedCall::start_chunk(int k) {
     case CollKind::reduce_scatter_block:
       rc = PMPI_Ireduce_scatter_block_c(send, recv, count, shape_.type, shape_.op, comm, request);
       break;
+    case CollKind::reduce_scatter: {  // every block's piece of the chunk; MPI reads the counts until completion
+      std::vector<MPI_Count>& counts = chunk_counts_[static_cast<std::size_t>(k)];
+      for (int r = 0; r < shape_.send.rows; ++r) {
+        counts.push_back(static_cast<MPI_Count>(shape_.send.piece(r, range) / shape_.element_bytes));
+      }
+      rc = PMPI_Ireduce_scatter_c(send, recv, counts.data(), shape_.type, shape_.op, comm, request);
+      break;
+    }
     case CollKind::bcast:  // one buffer: the root's input image, the others' output image
       rc = PMPI_Ibcast_c(shape_.send.active ? const_cast<void*>(send) : recv, count, MPI_BYTE, call_.root, comm,
                          request);
@@ -203,6 +221,7 @@ Status PipelinedCall::start(MpiProgress& mpi) {
   MCRP_TRY(device::copy_back_stream(device_, &to_device_));
   MCRP_TRY(prepare_images(mpi));
   requests_.assign(static_cast<std::size_t>(chunks()), MPI_REQUEST_NULL);
+  if (call_.kind == CollKind::reduce_scatter) chunk_counts_.resize(static_cast<std::size_t>(chunks()));
   const int ahead = std::min(kCopiesAhead, chunks());
   copied_in_.resize(static_cast<std::size_t>(ahead));
   for (int k = 0; k < ahead; ++k) MCRP_TRY(copy_in(k));

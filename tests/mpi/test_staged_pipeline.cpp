@@ -1,5 +1,5 @@
 // The pipelined staged path (collectives/staged_pipeline.h) against references computed here:
-// allreduce, reduce, bcast, reduce_scatter_block and allgather, blocking, nonblocking and persistent,
+// allreduce, reduce, bcast, reduce_scatter_block, reduce_scatter (uneven blocks) and allgather, blocking, nonblocking and persistent,
 // at the chunk boundaries (count 0, one element, one under / at / one over one and three chunks,
 // many chunks, more than the 1024-chunk cap), in place, at non-root ranks and at roots 0 and
 // size-1; datatypes that differ between ranks (bcast of ints against a 12-byte type, so chunk
@@ -138,6 +138,7 @@ class Suite {
         for (bool in_place : {false, true}) {
           allreduce(n, form, in_place);
           reduce_scatter_block(n, form, in_place);
+          reduce_scatter(n, form, in_place);
           allgather(n, form, in_place);
           for (int root : roots()) reduce(n, form, root, in_place);
         }
@@ -148,6 +149,7 @@ class Suite {
     for (Form form : {Form::blocking, Form::nonblocking}) {
       allreduce(many, form, false);
       reduce_scatter_block(many, form, true);
+      reduce_scatter(many, form, false);
       allgather(many, form, false);
       bcast(many, form, size_ - 1);
     }
@@ -288,6 +290,42 @@ class Suite {
       return got == expected;
     };
     run_form(checker_, label("reduce_scatter_block", n, in_place), form, calls, reset, verify);
+  }
+
+  // Uneven blocks: even ranks n + rank elements, odd ranks n / 3 (0 for small n), so blocks run out
+  // at different chunks.
+  void reduce_scatter(long n, Form form, bool in_place) {
+    std::vector<int> counts(static_cast<std::size_t>(size_));
+    std::vector<MPI_Count> wide(counts.size());
+    long total = 0, mine_at = 0;
+    for (int r = 0; r < size_; ++r) {
+      counts[static_cast<std::size_t>(r)] = static_cast<int>(r % 2 == 0 ? n + r : n / 3);
+      wide[static_cast<std::size_t>(r)] = counts[static_cast<std::size_t>(r)];
+      if (r < rank_) mine_at += counts[static_cast<std::size_t>(r)];
+      total += counts[static_cast<std::size_t>(r)];
+    }
+    const long mine = counts[static_cast<std::size_t>(rank_)];
+    SpaceBuffer<int> send(space_, total), recv(space_, in_place ? total : mine);
+    const std::vector<int> expected = summed_inputs(size_, mine, mine_at);
+    const void* s = in_place ? MPI_IN_PLACE : send.data();
+    Calls calls{[&] { return MPI_Reduce_scatter(s, recv.data(), counts.data(), MPI_INT, MPI_SUM, comm_); },
+                [&](MPI_Request* q, bool large) {
+                  return large ? MPI_Ireduce_scatter_c(s, recv.data(), wide.data(), MPI_INT, MPI_SUM, comm_, q)
+                               : MPI_Ireduce_scatter(s, recv.data(), counts.data(), MPI_INT, MPI_SUM, comm_, q);
+                },
+                [&](MPI_Request* q) {
+                  return MPI_Reduce_scatter_init(s, recv.data(), counts.data(), MPI_INT, MPI_SUM, comm_, MPI_INFO_NULL, q);
+                }};
+    auto reset = [&] {
+      (in_place ? recv : send).upload(inputs(rank_, total));
+      if (!in_place) recv.upload(std::vector<int>(static_cast<std::size_t>(mine), -1));
+    };
+    auto verify = [&] {
+      std::vector<int> got = recv.download();
+      got.resize(static_cast<std::size_t>(mine));
+      return got == expected;
+    };
+    run_form(checker_, label("reduce_scatter", n, in_place), form, calls, reset, verify);
   }
 
   void allgather(long n, Form form, bool in_place) {
