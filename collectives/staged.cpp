@@ -5,6 +5,7 @@
 
 #include "runtime/errors.h"
 #include "collectives/paths.h"
+#include "collectives/staged_pipeline.h"
 #include "runtime/progress.h"
 #include "runtime/requests.h"
 #include "runtime/staging.h"
@@ -84,6 +85,9 @@ class StagedOp final : public AsyncOp {
 }  // namespace
 
 Status run_staged(const Prepared& p, const BaseCall& base, bool copy) {
+  if (copy) {
+    if (auto pipelined = plan_pipelined(p)) return run_pipelined(std::move(pipelined));
+  }
   cudaStream_t stream = nullptr;
   MCRP_TRY(device::copy_stream(p.device, &stream));
   MpiProgress progress;
@@ -100,6 +104,9 @@ Status run_staged(const Prepared& p, const BaseCall& base, bool copy) {
 }
 
 Status start_staged(const Prepared& p, const BaseCall& base, bool copy, MPI_Request* request) {
+  if (copy) {
+    if (auto pipelined = plan_pipelined(p)) return start_pipelined(std::move(pipelined), request);
+  }
   cudaStream_t stream = nullptr;
   MCRP_TRY(device::copy_stream(p.device, &stream));
   MpiProgress progress;

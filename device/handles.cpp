@@ -122,6 +122,24 @@ Status copy_async(void* to, const void* from, std::size_t bytes, cudaStream_t st
   return cuda_status(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, stream), what);
 }
 
+void copy_rows_now(void* to, std::size_t to_pitch, const void* from, std::size_t from_pitch, std::size_t width,
+                   std::size_t rows) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::memmove(static_cast<char*>(to) + r * to_pitch, static_cast<const char*>(from) + r * from_pitch, width);
+  }
+}
+
+Status copy_rows_async(void* to, std::size_t to_pitch, const void* from, std::size_t from_pitch, std::size_t width,
+                       std::size_t rows, cudaStream_t stream, const char* what) {
+  if (rows == 1) return copy_async(to, from, width, stream, what);
+  if (width == 0 || rows == 0) return {};
+  if (fake_device()) {
+    copy_rows_now(to, to_pitch, from, from_pitch, width, rows);
+    return {};
+  }
+  return cuda_status(cudaMemcpy2DAsync(to, to_pitch, from, from_pitch, width, rows, cudaMemcpyDefault, stream), what);
+}
+
 Status record_event(cudaStream_t stream, Event& event) {
   if (!event) MCRP_TRY(create_event(event));
   if (fake_device()) return {};

@@ -54,6 +54,12 @@ Status create_event(Event& event);
 // names the step in an error. record_event records `event` on `stream` (creating it on first use);
 // query_event asks without blocking whether it has completed.
 Status copy_async(void* to, const void* from, std::size_t bytes, cudaStream_t stream, const char* what);
+// `rows` rows of `width` bytes, row r from from + r * from_pitch to to + r * to_pitch, as one copy
+// (cudaMemcpy2DAsync, any kinds of memory). copy_rows_now does it on the CPU, for host memory.
+Status copy_rows_async(void* to, std::size_t to_pitch, const void* from, std::size_t from_pitch, std::size_t width,
+                       std::size_t rows, cudaStream_t stream, const char* what);
+void copy_rows_now(void* to, std::size_t to_pitch, const void* from, std::size_t from_pitch, std::size_t width,
+                   std::size_t rows);
 Status record_event(cudaStream_t stream, Event& event);
 Status query_event(cudaEvent_t event, bool* done);
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "tuning/tuning_file.h"
 
@@ -18,6 +19,27 @@ namespace {
 constexpr long long kMaxFileBytes = 16 << 20;
 
 enum class ReadStatus : int { ok = 0, missing = 1, unreadable = 2 };
+
+constexpr const char* kChunkVariable = "MCRPMPI_STAGED_CHUNK_BYTES";
+
+// Rank 0's MCRPMPI_STAGED_CHUNK_BYTES: the bytes, or -1 when unset or not a number (then *why says
+// so). Only rank 0's counts: every rank must chunk a pipelined collective alike.
+long long chunk_override(std::string* why) {
+  const char* value = std::getenv(kChunkVariable);
+  if (value == nullptr || value[0] == '\0') return -1;
+  char* end = nullptr;
+  const long long bytes = std::strtoll(value, &end, 10);
+  if (*end != '\0' || bytes < 0) {
+    *why = std::string("ignoring ") + kChunkVariable + "=" + value + " (expected a number of bytes)";
+    return -1;
+  }
+  return bytes;
+}
+
+void install_with_override(Table table, long long chunk_bytes) {
+  if (chunk_bytes >= 0) table.staged_chunk_bytes = static_cast<std::uint64_t>(chunk_bytes);
+  install_table(std::move(table));
+}
 
 ReadStatus read_file(const char* path, std::string* text, std::string* why) {
   std::ifstream in(path, std::ios::binary);
@@ -47,11 +69,14 @@ SharedLoad load_shared_table(MPI_Comm comm, const char* path, bool must_exist) {
   SharedLoad result;
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
-  // Rank 0 sends [status, origin length, text length], then origin + text (the text is the reason
-  // there is no table when status is not ok). Every rank then holds the same origin and text.
-  long long header[3] = {0, 0, 0};
+  // Rank 0 sends [status, origin length, text length, chunk override], then origin + text (the text
+  // is the reason there is no table when status is not ok). Every rank then holds the same origin,
+  // text and chunk size.
+  long long header[4] = {0, 0, 0, -1};
   std::string payload;
+  std::string chunk_warning;
   if (rank == 0) {
+    header[3] = chunk_override(&chunk_warning);
     std::string text, why;
     ReadStatus status = read_file(path, &text, &why);
     if (status == ReadStatus::missing && !must_exist) {
@@ -64,7 +89,7 @@ SharedLoad load_shared_table(MPI_Comm comm, const char* path, bool must_exist) {
     header[1] = static_cast<long long>(std::string(path).size());
     header[2] = static_cast<long long>(text.size());
   }
-  if ((result.mpi_error = PMPI_Bcast(header, 3, MPI_LONG_LONG, 0, comm)) != MPI_SUCCESS) return result;
+  if ((result.mpi_error = PMPI_Bcast(header, 4, MPI_LONG_LONG, 0, comm)) != MPI_SUCCESS) return result;
   payload.resize(static_cast<std::size_t>(header[1] + header[2]));
   if ((result.mpi_error = PMPI_Bcast(payload.data(), static_cast<int>(payload.size()), MPI_CHAR, 0, comm)) !=
       MPI_SUCCESS) {
@@ -79,11 +104,12 @@ SharedLoad load_shared_table(MPI_Comm comm, const char* path, bool must_exist) {
     parsed = parse_tuning_file(text, origin);
     if (!parsed.table) result.message = parsed.error + "; using the built-in table";
   }
+  if (!chunk_warning.empty()) result.message += (result.message.empty() ? "" : "; ") + chunk_warning;
   if (!parsed.table) {
-    install_table(builtin_table());
+    install_with_override(builtin_table(), header[3]);
     return result;
   }
-  install_table(std::move(*parsed.table));
+  install_with_override(std::move(*parsed.table), header[3]);
   result.installed = true;
   return result;
 }

@@ -25,11 +25,19 @@ struct Rules {
   std::vector<Range> ranges;  // sorted, contiguous, covering [0, kUnknownSize)
 };
 
+// The staged path's pipeline chunk (README, "The staged path"): big enough that the per-chunk cost
+// (a copy call, an event and a base-MPI call, ~10-20 us on a GPU) is small next to the chunk's copy
+// time, small enough that copies and the host collective overlap from a few MiB on.
+inline constexpr std::uint64_t kDefaultStagedChunkBytes = 1 << 20;
+
 class MCRPMPI_TUNING_API Table {
  public:
   Source source = Source::builtin;
   std::string origin;  // the file a tuning table came from, for messages
   std::array<std::vector<Rules>, kCollKindCount> per_kind;
+  // Bytes per chunk of a pipelined staged collective; 0 turns pipelining off. Tuning file field
+  // "staged_chunk_bytes", replaced by MCRPMPI_STAGED_CHUNK_BYTES as rank 0 read it (shared_table.h).
+  std::uint64_t staged_chunk_bytes = kDefaultStagedChunkBytes;
 
   // Finds the range holding query.bytes; unknown sizes use the last (largest) range. When no rule
   // applies (the file has none for this collective or size), the built-in default is returned.

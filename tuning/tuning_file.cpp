@@ -94,7 +94,8 @@ Rules parse_rules(const json& value, const std::string& path) {
 
 Table parse_document(const json& doc) {
   if (!doc.is_object()) fail("(top level)", "expected an object");
-  reject_unknown_keys(doc, "(top level)", {"version", "machine", "created", "comment", "collectives"});
+  reject_unknown_keys(doc, "(top level)", {"version", "machine", "created", "comment", "staged_chunk_bytes",
+                                              "collectives"});
   const json& version = member(doc, "(top level)", "version");
   if (!version.is_number_integer() || version.get<std::int64_t>() != kTuningFileVersion) {
     fail("version", "unsupported version " + version.dump() + " (this library reads version " +
@@ -104,6 +105,9 @@ Table parse_document(const json& doc) {
   if (!collectives.is_object()) fail("collectives", "expected an object keyed by collective name");
   Table table;
   table.source = Source::tuning_file;
+  if (auto chunk = doc.find("staged_chunk_bytes"); chunk != doc.end()) {
+    table.staged_chunk_bytes = byte_count(*chunk, "staged_chunk_bytes");
+  }
   for (const auto& item : collectives.items()) {
     const std::string path = "collectives." + item.key();
     CollKind kind;
@@ -169,6 +173,7 @@ std::string write_tuning_file(const Table& table, const FileMetadata& metadata) 
   if (!metadata.machine.empty()) doc["machine"] = metadata.machine;
   if (!metadata.created.empty()) doc["created"] = metadata.created;
   if (!metadata.comment.empty()) doc["comment"] = metadata.comment;
+  if (table.staged_chunk_bytes != kDefaultStagedChunkBytes) doc["staged_chunk_bytes"] = table.staged_chunk_bytes;
   json collectives = json::object();
   for (int k = 0; k < kCollKindCount; ++k) {
     if (table.per_kind[k].empty()) continue;

@@ -21,10 +21,11 @@ struct NodePlace {
 NodePlace node_place(MPI_Comm comm);
 
 // Selects device (local rank modulo device count) when memory is cuda. Collective over comm: returns
-// false on every rank, after rank 0 printed why, when some rank has no device.
+// false on every rank, after rank 0 printed why, when some rank has no device (or, for fake, when
+// libmcrpmpi's fake device is not on).
 bool select_device(Memory memory, MPI_Comm comm);
 
-// A benchmark buffer. data() is what MPI is handed (host or device pointer); host() is a host view
+// A benchmark buffer. data() is what MPI is handed (host, device or fake device pointer); host() is a host view
 // of the same bytes, made current by pull() and pushed to the device by push() (no-ops on host).
 class Buffer {
  public:

@@ -18,6 +18,7 @@ void usage(const char* program) {
                "  -i N         timed iterations per size (default 1000, 100 above 8 KiB)\n"
                "  -x N         warm-up iterations per size (default 200, 10 above 8 KiB)\n"
                "  -d host|cuda buffers in host memory or on the GPU of each rank\n"
+               "  -d fake      buffers in libmcrpmpi's fake device memory (preloaded, MCRPMPI_FAKE_DEVICE=1)\n"
                "  -c           validate every result at every size (exit 1 when one is wrong)\n"
                "  -f           full statistics: min and max latency across ranks, iterations\n"
                "  -T TYPE      element type: char, int, float, double (mpi_ prefix accepted)\n"
@@ -85,7 +86,8 @@ int parse_options(int argc, char** argv, int rank, const char* program, Options*
       case 'd':
         if (std::strcmp(optarg, "host") == 0) o.memory = Memory::host;
         else if (std::strcmp(optarg, "cuda") == 0) o.memory = Memory::cuda;
-        else problem = "bad -d (want host or cuda)";
+        else if (std::strcmp(optarg, "fake") == 0) o.memory = Memory::fake;
+        else problem = "bad -d (want host, cuda or fake)";
         break;
       case 'c': o.validate = true; break;
       case 'f': o.full_stats = true; break;

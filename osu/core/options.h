@@ -6,7 +6,9 @@
 
 namespace osu {
 
-enum class Memory { host, cuda };
+// fake: the library's fake device memory (MCRPMPI_FAKE_DEVICE=1 and libmcrpmpi preloaded): host
+// memory the library treats as device memory, so the staged path can be measured on CPU.
+enum class Memory { host, cuda, fake };
 
 struct Options {
   std::size_t min_size = 1;          // -m min:max, bytes per message (OSU's meaning of "size")
@@ -14,7 +16,7 @@ struct Options {
   bool min_given = false;            // whether -m named a minimum (reductions start at one element)
   int iterations = -1;               // -i; -1: OSU's defaults (1000, or 100 above 8 KiB)
   int warmup = -1;                   // -x; -1: OSU's defaults (200, or 10 above 8 KiB)
-  Memory memory = Memory::host;      // -d host|cuda
+  Memory memory = Memory::host;      // -d host|cuda|fake
   bool validate = false;             // -c: check every result at every size
   bool full_stats = false;           // -f: min, max and iteration count columns
   std::string datatype;              // -T char|int|float|double ("" = the benchmark's default)

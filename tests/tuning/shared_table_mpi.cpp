@@ -102,6 +102,30 @@ void initialize_reads_the_environment() {
   if (g_rank == 0) std::remove(path.c_str());
 }
 
+// MCRPMPI_STAGED_CHUNK_BYTES counts as rank 0 read it: ranks that set another value (or none) still
+// chunk alike. A tuning file's staged_chunk_bytes holds where no rank 0 override is given.
+void chunk_override_comes_from_rank_0() {
+  const std::string path = rank0_file(R"({"version": 1, "staged_chunk_bytes": 8192, "collectives": {}})", "chunk.json");
+  if (g_rank == 0) setenv("MCRPMPI_STAGED_CHUNK_BYTES", "4096", 1);
+  if (g_rank == 1) setenv("MCRPMPI_STAGED_CHUNK_BYTES", "123", 1);
+  SharedLoad load = load_shared_table(MPI_COMM_WORLD, path.c_str(), true);
+  check(load.installed && active_table().staged_chunk_bytes == 4096, "rank 0's chunk override in force: " +
+                                                                      std::to_string(active_table().staged_chunk_bytes));
+  unsetenv("MCRPMPI_STAGED_CHUNK_BYTES");
+  if (g_rank == 1) setenv("MCRPMPI_STAGED_CHUNK_BYTES", "123", 1);
+  load = load_shared_table(MPI_COMM_WORLD, path.c_str(), true);
+  check(active_table().staged_chunk_bytes == 8192, "the file's staged_chunk_bytes without a rank 0 override");
+  if (g_rank == 0) setenv("MCRPMPI_STAGED_CHUNK_BYTES", "lots", 1);
+  load = load_shared_table(MPI_COMM_WORLD, path.c_str(), true);
+  check(active_table().staged_chunk_bytes == 8192, "a bad override is ignored");
+  check(g_rank != 0 || load.message.find("ignoring MCRPMPI_STAGED_CHUNK_BYTES=lots") != std::string::npos,
+        "a bad override is reported by rank 0: " + load.message);
+  unsetenv("MCRPMPI_STAGED_CHUNK_BYTES");
+  load = load_shared_table(MPI_COMM_WORLD, "/nonexistent/t.json", false);
+  check(active_table().staged_chunk_bytes == kDefaultStagedChunkBytes, "the built-in chunk by default");
+  if (g_rank == 0) std::remove(path.c_str());
+}
+
 // The WORLD map answers what the collective classification answers, without communicating, and
 // says NCCL is usable on a communicator only when every member said so.
 void world_map_matches_the_collective_classification() {
@@ -138,6 +162,7 @@ int main(int argc, char** argv) {
       "collectives.allreduce[0].ranges[1]: overlaps");
   bad_file_falls_back_everywhere("version.json", R"({"version": 99, "collectives": {}})", "unsupported version 99");
   missing_files();
+  chunk_override_comes_from_rank_0();
   initialize_reads_the_environment();
   world_map_matches_the_collective_classification();
   int failures = 0;

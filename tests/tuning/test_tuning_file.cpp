@@ -47,6 +47,21 @@ TEST(TuningFile, WriteThenParseGivesTheSameTable) {
   EXPECT_NE(first.table->hash(), builtin_table().hash());
 }
 
+TEST(TuningFile, StagedChunkBytesIsReadWrittenAndHashed) {
+  ParsedTable parsed = parse_tuning_file(R"({"version": 1, "staged_chunk_bytes": 2097152, "collectives": {}})", "c");
+  ASSERT_TRUE(parsed.table) << parsed.error;
+  EXPECT_EQ(parsed.table->staged_chunk_bytes, 2097152u);
+  EXPECT_NE(parsed.table->hash(), parse_tuning_file(R"({"version": 1, "collectives": {}})", "d").table->hash());
+  const std::string written = write_tuning_file(*parsed.table, FileMetadata{});
+  ParsedTable again = parse_tuning_file(written, "e");
+  ASSERT_TRUE(again.table) << again.error << "\n" << written;
+  EXPECT_EQ(again.table->staged_chunk_bytes, 2097152u);
+  EXPECT_EQ(parse_tuning_file(R"({"version": 1, "collectives": {}})", "f").table->staged_chunk_bytes,
+            kDefaultStagedChunkBytes);
+  EXPECT_NE(error_of(R"({"version": 1, "staged_chunk_bytes": -5, "collectives": {}})").find("staged_chunk_bytes: expected a non-negative"),
+            std::string::npos);
+}
+
 TEST(TuningFile, SyntaxErrorNamesLineAndColumn) {
   const std::string e = error_of("{\n  \"version\": 1,\n  \"collectives\": {,}\n}\n");
   EXPECT_NE(e.find("t.json: line 3, column 19"), std::string::npos) << e;
