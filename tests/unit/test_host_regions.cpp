@@ -36,6 +36,9 @@ TEST(HostRegions, StackOfThisThread) {
 }
 
 TEST(HostRegions, BrkHeap) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's allocator does not use the brk heap";
+#endif
   // Small blocks of the main thread come from the brk heap (glibc's main arena).
   std::unique_ptr<char[]> small(new char[64]);
   const mcrp::device::AddressRange heap = mcrp::device::brk_heap();
