@@ -15,6 +15,7 @@
 #include "runtime/errors.h"
 #include "runtime/nccl_comm.h"
 #include "runtime/persistent.h"
+#include "runtime/profile.h"
 #include "runtime/progress.h"
 #include "runtime/requests.h"
 #include "runtime/wait_family.h"
@@ -137,6 +138,7 @@ Status run_path(Path path, const Prepared& p, const BaseCall& base, Mode mode, M
 // Where this rank stands in the call and what memory its significant buffers are; false when the
 // communicator is invalid (the base MPI then reports it).
 bool locate_call(const CollCall& call, Prepared& p, LocalMemory* memory) {
+  profile::StepTimer classifying(profile::Step::classify);
   p.call = &call;
   if (!participant_of(call.comm, &p.self)) return false;
   p.layout = layout_of(call, p.self);
@@ -146,10 +148,12 @@ bool locate_call(const CollCall& call, Prepared& p, LocalMemory* memory) {
 }
 
 int route_device_aware(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
+  profile::CallTimer timing(mode == Mode::blocking ? profile::Form::blocking : profile::Form::started);
   const auto started = Clock::now();
   Prepared p;
   LocalMemory memory;
   if (!locate_call(call, p, &memory)) return call_base(base, call, call.sendbuf, call.recvbuf, request);
+  profile::StepTimer deciding(profile::Step::decide);
   const int size = p.self.size;
 
   Status status = validate(p, memory.device);
@@ -185,6 +189,8 @@ int route_device_aware(const CollCall& call, const BaseCall& base, Mode mode, MP
   }
   const Route route = choose_route(in);
   if (memory.device) log_route(p, route, in.agreed_bytes);
+  deciding.stop();
+  if (profile::enabled()) stats::charge_profile(call.kind, route.path);
   status = run_path(route.path, p, base, mode, request);
   if (config().stats) {
     // Vector forms have no agreed size: count what this rank received (or sent, at a scatter root).
@@ -210,7 +216,7 @@ int guarded(const CollCall& call, MPI_Request* request, Fn&& body) {
 
 int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
   const Config& settings = config();
-  if (!device::cuda_available() && !settings.stats && !settings.verify) {
+  if (!device::cuda_available() && !settings.stats && !settings.verify && !settings.profile) {
     // Pass-through. Only a negative count needs a look first (MPICH 4.0.2 does not check all of them
     // and crashes): two compares, then the layout decides whether the count is significant at all.
     if (call.sendcount >= 0 && call.recvcount >= 0) return call_base(base, call, call.sendbuf, call.recvbuf, request);
@@ -229,8 +235,10 @@ int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Re
 
 int run_blocking_collective(const CollCall& call, const BaseCall& base, const BaseCall& nonblocking) {
   if (!config().polling_collectives) return run_collective(call, base);
+  profile::CallTimer timing(profile::Form::blocking);  // the nonblocking call inside is part of it
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = run_collective(call, nonblocking, Mode::nonblocking, &request);
+  profile::StepTimer waiting(profile::Step::wait);
   return rc != MPI_SUCCESS ? rc : wait_polling(&request, MPI_STATUS_IGNORE);
 }
 
