@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "collectives/call.h"
+#include "runtime/profile.h"
 
 namespace mcrp {
 
@@ -21,6 +22,7 @@ class BaseCall {
         }) {}
 
   int operator()(const void* sendbuf, void* recvbuf, MPI_Request* request, MPI_Datatype datatype, MPI_Op op) const {
+    profile::StepTimer in_base_mpi(profile::Step::wait);
     return invoke_(target_, sendbuf, recvbuf, request, datatype, op);
   }
 

@@ -15,6 +15,7 @@
 #include "runtime/errors.h"
 #include "runtime/nccl_comm.h"
 #include "runtime/persistent.h"
+#include "runtime/profile.h"
 #include "runtime/progress.h"
 #include "runtime/requests.h"
 #include "runtime/wait_family.h"
@@ -161,6 +162,7 @@ Status run_path(Path path, const Prepared& p, const BaseCall& base, Mode mode, M
 // Where this rank stands in the call and what memory its significant buffers are; false when the
 // communicator is invalid (the base MPI then reports it).
 bool locate_call(const CollCall& call, const ArgumentMemory& arguments, Prepared& p, LocalMemory* memory) {
+  profile::StepTimer classifying(profile::Step::classify);
   p.call = &call;
   if (!participant_of(call.comm, &p.self)) return false;
   p.layout = layout_of(call, p.self);
@@ -171,10 +173,12 @@ bool locate_call(const CollCall& call, const ArgumentMemory& arguments, Prepared
 
 int route_device_aware(const CollCall& call, const ArgumentMemory& arguments, const BaseCall& base, Mode mode,
                        MPI_Request* request) {
+  profile::CallTimer timing(mode == Mode::blocking ? profile::Form::blocking : profile::Form::started);
   const auto started = Clock::now();
   Prepared p;
   LocalMemory memory;
   if (!locate_call(call, arguments, p, &memory)) return call_base(base, call, call.sendbuf, call.recvbuf, request);
+  profile::StepTimer deciding(profile::Step::decide);
   const int size = p.self.size;
 
   Status status = validate(p, memory.device);
@@ -210,6 +214,8 @@ int route_device_aware(const CollCall& call, const ArgumentMemory& arguments, co
   }
   const Route route = choose_route(in);
   if (memory.device) log_route(p, route, in.agreed_bytes);
+  deciding.stop();
+  if (profile::enabled()) stats::charge_profile(call.kind, route.path);
   status = run_path(route.path, p, base, mode, request);
   if (config().stats) {
     // Vector forms have no agreed size: count what this rank received (or sent, at a scatter root).
@@ -252,15 +258,19 @@ int pass_through(const CollCall& call, const BaseCall& base, MPI_Request* reques
 int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
   const Config& settings = config();
   const ArgumentMemory arguments = locate_arguments(call);  // host at once where there is no CUDA
-  // Statistics count host calls too, and verification must take part in every collective.
-  if (!arguments.any_device() && !settings.stats && !settings.verify) return pass_through(call, base, request);
+  // Statistics and the profile count host calls too, and verification must take part in every
+  // collective.
+  if (!arguments.any_device() && !settings.stats && !settings.verify &&
+      !settings.profile) return pass_through(call, base, request);
   return guarded(call, request, [&] { return route_device_aware(call, arguments, base, mode, request); });
 }
 
 int run_blocking_collective(const CollCall& call, const BaseCall& base, const BaseCall& nonblocking) {
   if (!config().polling_collectives) return run_collective(call, base);
+  profile::CallTimer timing(profile::Form::blocking);  // the nonblocking call inside is part of it
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = run_collective(call, nonblocking, Mode::nonblocking, &request);
+  profile::StepTimer waiting(profile::Step::wait);
   return rc != MPI_SUCCESS ? rc : wait_polling(&request, MPI_STATUS_IGNORE);
 }
 

@@ -3,6 +3,7 @@
 // lands in block 0 of the receive side); exscan leaves the receive buffer undefined, and in-place
 // forms already hold the result.
 #include "collectives/paths.h"
+#include "runtime/profile.h"
 #include "runtime/progress.h"
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
@@ -20,6 +21,7 @@ Status run_local_copy(const Prepared& p) {
   const char* from = send.base + send.blocks[0].displacement * p.send_type.extent;
   char* to = recv.base + recv.blocks[0].displacement * p.recv_type.extent;
   cudaStream_t stream = nullptr;
+  profile::StepTimer copying(profile::Step::queue);
   MCRP_TRY(device::copy_stream(p.device, &stream));
   MCRP_TRY(device::copy_async(to, from, bytes, stream, "cudaMemcpyAsync"));
   MpiProgress progress;

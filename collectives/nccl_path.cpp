@@ -14,6 +14,7 @@
 #include "runtime/device_view.h"
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_comm.h"
+#include "runtime/profile.h"
 #include "runtime/progress.h"
 #include "runtime/requests.h"
 
@@ -301,6 +302,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
       done_launching(setup);
       return false;
     }
+    profile::StepTimer launching(profile::Step::queue);
     device::DeviceGuard guard(comm_->device);
     MpiProgress progress(comm_->handle);
     bool enqueue_pending = false;
@@ -315,6 +317,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
   }
 
   void enqueued(const Status& enqueue) override {
+    profile::StepTimer launching(profile::Step::queue);
     Status status = enqueue;
     if (status.ok()) {
       device::DeviceGuard guard(comm_->device);
@@ -333,6 +336,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
     bool launched_done = false;
     MCRP_TRY(nccl_.failed(device::query_event(done_.get(), &launched_done)));
     if (!launched_done) return nccl_.failed(nccl_async_error(comm_->handle));
+    profile::StepTimer finishing(profile::Step::finish);
     device::DeviceGuard guard(comm_->device);
     MpiProgress progress(comm_->handle);
     MCRP_TRY(nccl_.finish(progress));
@@ -357,7 +361,10 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
 
 Status run_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm) {
   NcclOp op(p, std::move(comm));
+  profile::StepTimer launching(profile::Step::queue);
   MCRP_TRY(op.start());
+  launching.stop();
+  profile::StepTimer waiting(profile::Step::wait);
   MpiProgress progress;  // the op itself checks its NCCL communicator for errors
   for (;;) {
     bool done = false;
@@ -368,6 +375,7 @@ Status run_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm) {
 }
 
 Status start_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm, MPI_Request* request) {
+  profile::StepTimer launching(profile::Step::queue);
   auto op = std::make_unique<NcclOp>(p, std::move(comm));
   MCRP_TRY(op->start());
   return start_generalized(std::move(op), p.call->comm, mpi_name(p.call->kind), request);

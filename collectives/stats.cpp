@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "runtime/config.h"
+#include "runtime/profile.h"
 
 namespace mcrp::stats {
 namespace {
@@ -16,7 +17,19 @@ struct Counter {
 
 Counter g_counters[kCollKindCount][kPathCount];
 
+// The profile's rows: the same (kind, path) cells, indexed kind * kPathCount + path.
+void name_profile_row(int row, const char** operation, const char** path) {
+  *operation = mpi_name(static_cast<CollKind>(row / kPathCount));
+  *path = path_name(static_cast<Path>(row % kPathCount));
+}
+
+profile::RowBlock g_profile_rows(kCollKindCount * kPathCount, name_profile_row);
+
 }  // namespace
+
+void charge_profile(CollKind kind, Path path) {
+  profile::charge(g_profile_rows, static_cast<int>(kind) * kPathCount + static_cast<int>(path));
+}
 
 void record(CollKind kind, Path path, std::uint64_t bytes, double seconds) {
   Counter& c = g_counters[static_cast<int>(kind)][static_cast<int>(path)];

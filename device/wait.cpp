@@ -2,10 +2,12 @@
 
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
+#include "runtime/profile.h"
 
 namespace mcrp::device {
 
 Status wait_event(cudaEvent_t event, ProgressHook& hook) {
+  profile::StepTimer waiting(profile::Step::wait);
   for (;;) {
     bool done = false;
     MCRP_TRY(query_event(event, &done));

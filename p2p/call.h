@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "runtime/profile.h"
+
 namespace mcrp {
 
 enum class P2PKind : std::uint8_t {
@@ -53,6 +55,7 @@ class P2PBaseCall {
         }) {}
 
   int operator()(const void* sendbuf, void* recvbuf, MPI_Request* request, MPI_Status* status) const {
+    profile::StepTimer in_base_mpi(profile::Step::wait);
     return invoke_(target_, sendbuf, recvbuf, request, status);
   }
 

@@ -10,12 +10,14 @@
 #include "device/ordered_streams.h"
 #include "p2p/assertion.h"
 #include "p2p/prepared.h"
+#include "p2p/profile_rows.h"
 #include "p2p/rendezvous.h"
 #include "p2p/staged.h"
 #include "runtime/base_mpi.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/persistent.h"
+#include "runtime/profile.h"
 #include "runtime/progress.h"
 #include "runtime/wait_family.h"
 
@@ -24,6 +26,7 @@ namespace {
 
 // The device ordinal of the first significant side in device memory, or -1 (host buffers only).
 int device_of(const P2PPrepared& p) {
+  profile::StepTimer classifying(profile::Step::classify);
   for (const BufferSide* side : {&p.send, &p.recv}) {
     if (!side->significant()) continue;
     const device::PointerInfo info = device::locate(side->base);
@@ -36,6 +39,7 @@ int device_of(const P2PPrepared& p) {
 // call that fails it goes to the base MPI as it is, which reports the error without touching the
 // buffers (MPICH checks counts and datatypes before any data).
 bool prepare_types(P2PPrepared& p) {
+  profile::StepTimer deciding(profile::Step::decide);
   for (auto [side, type] : {std::pair{&p.send, &p.send_type}, std::pair{&p.recv, &p.recv_type}}) {
     if (!side->significant()) continue;
     if (side->total_count() < 0 || !type_info(side->type, type).ok()) return false;
@@ -79,6 +83,7 @@ Status order_after_prior_device_work(int device) {
 // On a communicator asserted device-only every significant, non-empty side must be device memory
 // (an empty one may be anything); sets p.device to the first side's device.
 Status check_asserted_sides(P2PPrepared& p) {
+  profile::StepTimer classifying(profile::Step::classify);
   for (auto [side, type] : {std::pair{&p.send, &p.send_type}, std::pair{&p.recv, &p.recv_type}}) {
     if (!side->significant()) continue;
     if (side->total_count() < 0) return Status(MPI_ERR_COUNT, "negative count");
@@ -103,6 +108,7 @@ int route_asserted(const std::shared_ptr<Engine>& engine, const P2PCall& user_ca
   P2PPrepared p;
   describe_sides(call, &p);
   if (!p.send.significant() && !p.recv.significant()) return base(call.sendbuf, call.recvbuf, request, status);
+  if (profile::enabled()) charge_profile(call.kind, P2PPath::device_only);
   Status checked = check_asserted_sides(p);
   if (checked.ok()) {
     log_route(p, engine->channel_name(), "communicator asserted device-only");
@@ -119,14 +125,19 @@ std::shared_ptr<Engine> asserted_engine(const P2PCall& call) {
 }
 
 int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status) {
+  profile::CallTimer timing(mode == Mode::blocking ? profile::Form::blocking : profile::Form::started);
   if (const std::shared_ptr<Engine> engine = asserted_engine(call)) {
     return route_asserted(engine, call, base, mode, request, status);
   }
   P2PPrepared p;
   describe_sides(call, &p);
   p.device = device_of(p);
-  if (p.device < 0 || !prepare_types(p)) return base(call.sendbuf, call.recvbuf, request, status);
+  if (p.device < 0 || !prepare_types(p)) {
+    if (profile::enabled()) charge_profile(call.kind, P2PPath::mpi);
+    return base(call.sendbuf, call.recvbuf, request, status);
+  }
   const bool copy = !base_mpi_cuda_aware();
+  if (profile::enabled()) charge_profile(call.kind, copy ? P2PPath::staged : P2PPath::direct);
   log_route(p, copy ? "staged" : "base MPI", copy ? "base MPI is not CUDA-aware" : "base MPI is CUDA-aware");
   Status result;
   if (mode == Mode::blocking) {
@@ -143,14 +154,16 @@ int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* 
 }  // namespace
 
 int run_p2p(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status) {
-  if (!device::cuda_available()) return base(call.sendbuf, call.recvbuf, request, status);
+  if (!device::cuda_available() && !profile::enabled()) return base(call.sendbuf, call.recvbuf, request, status);
   return guarded(call, request, [&] { return route(call, base, mode, request, status); });
 }
 
 int run_blocking_p2p(const P2PCall& call, const P2PBaseCall& base, const P2PBaseCall& nonblocking, MPI_Status* status) {
   if (!background_work_pending()) return run_p2p(call, base, Mode::blocking, nullptr, status);
+  profile::CallTimer timing(profile::Form::blocking);  // the nonblocking call inside is part of it
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = run_p2p(call, nonblocking, Mode::nonblocking, &request, MPI_STATUS_IGNORE);
+  profile::StepTimer waiting(profile::Step::wait);
   return rc != MPI_SUCCESS ? rc : wait_one(&request, status);
 }
 

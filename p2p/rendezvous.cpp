@@ -14,6 +14,7 @@
 #include "device/ordered_streams.h"
 #include "runtime/device_view.h"
 #include "runtime/errors.h"
+#include "runtime/profile.h"
 #include "runtime/progress.h"
 
 namespace mcrp {
@@ -400,6 +401,7 @@ class SendRecvOp final : public AsyncOp {
 
 // Runs an op to completion, keeping MPI and the library progressing.
 Status wait_op(AsyncOp& op, MPI_Status* status) {
+  profile::StepTimer waiting(profile::Step::wait);
   for (;;) {
     bool done = false;
     const Status result = op.progress(&done);
@@ -414,6 +416,7 @@ Status wait_op(AsyncOp& op, MPI_Status* status) {
 
 Status start_op(const std::shared_ptr<Engine>& engine, const P2PPrepared& p, const HeldHeader* held,
                 std::unique_ptr<AsyncOp>* out) {
+  profile::StepTimer starting(profile::Step::queue);
   const P2PCall& c = *p.call;
   const bool sends = p.send.significant() || (c.kind == P2PKind::sendrecv_replace && p.recv.read);
   const bool receives = p.recv.significant() && p.recv.written;

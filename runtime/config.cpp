@@ -14,6 +14,7 @@ Config read_config() {
   Config c;
   c.debug = flag("MCRPMPI_DEBUG");
   c.stats = flag("MCRPMPI_STATS");
+  c.profile = flag("MCRPMPI_PROFILE");
   c.verify = flag("MCRPMPI_VERIFY");
   c.p2p_device_only = flag("MCRPMPI_P2P_DEVICE_ONLY");
   const char* polling = std::getenv("MCRPMPI_POLLING_COLLECTIVES");

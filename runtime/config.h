@@ -6,6 +6,7 @@ namespace mcrp {
 struct Config {
   bool debug = false;           // MCRPMPI_DEBUG=1: log every routing decision and its reason
   bool stats = false;           // MCRPMPI_STATS=1: per-collective, per-path report at MPI_Finalize
+  bool profile = false;         // MCRPMPI_PROFILE=1: per-step timing report at MPI_Finalize (runtime/profile.h)
   bool verify = false;          // MCRPMPI_VERIFY=1: ranks agree on memory types before each call
   double nccl_timeout_s = 600;  // MCRPMPI_NCCL_TIMEOUT: seconds before a stuck NCCL op is aborted (0: never)
   // MCRPMPI_P2P_DEVICE_ONLY=1: every communicator's point-to-point is asserted device-only

@@ -8,6 +8,7 @@
 #include "runtime/config.h"
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_comm.h"
+#include "runtime/profile.h"
 #include "runtime/progress.h"
 #include "device/buffer_pool.h"
 #include "device/cuda_runtime.h"
@@ -30,6 +31,7 @@ void on_initialized() {
 }
 
 void before_finalize() {
+  profile::report(MPI_COMM_WORLD);
   release_world_nccl_comm();
   release_progress_comm();
   if (device::cuda_available()) device::release_cached_buffers();

@@ -6,7 +6,7 @@ namespace mcrp {
 
 // After PMPI_Init(_thread): read settings and tuning, select a device if asked (MCRPMPI_SELECT_DEVICE).
 void on_initialized();
-// Before PMPI_Finalize: release NCCL communicators, the progress communicator and cached buffers.
+// Before PMPI_Finalize: print the profile (MCRPMPI_PROFILE), release NCCL communicators, the progress communicator and cached buffers.
 void before_finalize();
 
 }  // namespace mcrp

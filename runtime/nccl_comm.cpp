@@ -8,6 +8,7 @@
 
 #include "runtime/config.h"
 #include "runtime/nccl_api.h"
+#include "runtime/profile.h"
 #include "runtime/progress.h"
 #include "device/cuda_runtime.h"
 
@@ -234,6 +235,7 @@ std::mutex& nccl_launch_mutex() {
 }
 
 Status nccl_comm_for(MPI_Comm comm, int device, std::shared_ptr<NcclComm>* out) {
+  profile::StepTimer looking_up(profile::Step::queue);
   out->reset();
   void* value = nullptr;
   int found = 0;

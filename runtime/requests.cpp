@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/errors.h"
+#include "runtime/profile.h"
 #include "runtime/progress.h"
 
 namespace mcrp {
@@ -134,6 +135,7 @@ int wait_all(int count, void** states, double, MPI_Status* status) {
 void AsyncOp::fill_status(MPI_Status* status) const { fill_empty_status(status); }
 
 Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, const char* call, MPI_Request* request) {
+  profile::StepTimer making_request(profile::Step::finish);
   auto g = std::make_shared<Generalized>();
   g->comm = comm;
   g->call = call;
@@ -154,6 +156,7 @@ Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, const char*
 }
 
 Status start_completed(MPI_Request* request) {
+  profile::StepTimer making_request(profile::Step::finish);
   auto* mpi_reference = new Shared(std::make_shared<Generalized>());
   Generalized* g = mpi_reference->get();
   fill_empty_status(&g->status);

@@ -4,10 +4,12 @@
 
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
+#include "runtime/profile.h"
 
 namespace mcrp {
 
 Status stage_in(const BufferSide& side, const TypeInfo& type, cudaStream_t stream, HostImage* image) {
+  profile::StepTimer copying_in(profile::Step::queue);
   image->base = side.base;
   if (!side.significant()) return {};
   image->span = span_of(side, type);
@@ -25,6 +27,7 @@ Status stage_in(const BufferSide& side, const TypeInfo& type, cudaStream_t strea
 }
 
 Status stage_out(const BufferSide& side, const HostImage& image, cudaStream_t stream) {
+  profile::StepTimer copying_out(profile::Step::finish);
   if (!image.staged || !side.written) return {};
   return device::copy_async(side.base + image.span.lo, image.pinned.data(), image.span.bytes(), stream,
                             "cudaMemcpyAsync (host to device)");
@@ -32,6 +35,7 @@ Status stage_out(const BufferSide& side, const HostImage& image, cudaStream_t st
 
 Status stage_out_received(const BufferSide& side, const TypeInfo& type, const HostImage& image, MPI_Count bytes,
                           cudaStream_t stream) {
+  profile::StepTimer copying_out(profile::Step::finish);
   if (!image.staged || !side.written || bytes <= 0 || type.size <= 0) return {};
   std::size_t length = static_cast<std::size_t>(bytes);
   if (!type.contiguous()) {

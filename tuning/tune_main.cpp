@@ -1,6 +1,8 @@
 // mcrpmpi-tune: measures both paths of every routed collective on this machine and scale and writes
 // a tuning file, a CSV of every measurement and an SVG plot; `--quality CSV TABLE` judges a table.
 //   mpiexec -n 8 mcrpmpi-tune -o tuning.json --csv tuning.csv --plot tuning.svg
+// (under scripts/with-mps when ranks share a GPU: it cannot start the MPS daemon itself, since the
+// daemon must run before any rank touches CUDA, so it warns when ranks share a GPU without one)
 //   mcrpmpi-tune --quality tuning.csv tuning.json
 #include <mpi.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -64,6 +67,20 @@ int report_quality(const std::string& csv, const std::string& table_path, double
   return report.worst <= goal ? 0 : 2;
 }
 
+// Ranks sharing a GPU without the MPS daemon time-slice it, so every small GPU step costs milliseconds
+// of context switching and the table would be tuned to that. Said once per node.
+void warn_if_sharing_without_mps(int node_ranks, int local_rank, int gpus) {
+  if (local_rank != 0 || node_ranks <= gpus) return;
+  const char* pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  const std::string control = std::string(pipe != nullptr && pipe[0] != '\0' ? pipe : "/tmp/nvidia-mps") + "/control";
+  if (access(control.c_str(), F_OK) == 0) return;
+  std::fprintf(stderr,
+               "mcrpmpi-tune: warning: %d ranks share %d GPU(s) on this node without the CUDA MPS daemon; their "
+               "GPU work is time-sliced and small calls measure milliseconds. Run it as scripts/with-mps -- "
+               "mpiexec ... mcrpmpi-tune (README, \"Tuning\").\n",
+               node_ranks, gpus);
+}
+
 bool every_rank_has_a_gpu(MPI_Comm world) {
   int count = 0;
   int mine = cudaGetDeviceCount(&count) == cudaSuccess && count > 0 ? 1 : 0, all = 0;
@@ -72,10 +89,12 @@ bool every_rank_has_a_gpu(MPI_Comm world) {
     // One device per rank on a node, round robin, before anything touches the GPU.
     MPI_Comm node;
     PMPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int local = 0;
+    int local = 0, node_ranks = 0;
     PMPI_Comm_rank(node, &local);
+    PMPI_Comm_size(node, &node_ranks);
     PMPI_Comm_free(&node);
     cudaSetDevice(local % count);
+    warn_if_sharing_without_mps(node_ranks, local, count);
   }
   return all == 1;
 }

@@ -1,0 +1,172 @@
+#include "runtime/profile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "runtime/config.h"
+
+namespace mcrp::profile {
+
+namespace detail {
+bool g_enabled = config().profile;
+}  // namespace detail
+
+namespace {
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+// The call being timed on this thread. Steps are exclusive: `step` is the one running since `mark`,
+// and starting or ending a step first charges the time since `mark` to the step that was running.
+struct ThreadCall {
+  bool active = false;
+  Form form = Form::blocking;
+  Tally* row = nullptr;
+  std::uint64_t started = 0;
+  std::uint64_t mark = 0;
+  int step = -1;
+  std::uint64_t step_ns[kStepCount] = {};
+
+  // Charges the time since the last switch to the running step; returns the current time.
+  std::uint64_t switch_step(int next) {
+    const std::uint64_t now = now_ns();
+    if (step >= 0) step_ns[step] += now - mark;
+    step = next;
+    mark = now;
+    return now;
+  }
+};
+
+thread_local ThreadCall t_call;
+
+std::vector<RowBlock*>& registered_blocks() {
+  static std::vector<RowBlock*> blocks;
+  return blocks;
+}
+
+constexpr int kValues = 2 + kStepCount;  // calls, total, steps: per row and form
+
+void collect(RowBlock& block, std::vector<unsigned long long>* out) {
+  for (int row = 0; row < block.rows(); ++row) {
+    for (int form = 0; form < kFormCount; ++form) {
+      const Tally& t = block.tally(row, static_cast<Form>(form));
+      out->push_back(t.calls.load(std::memory_order_relaxed));
+      out->push_back(t.total_ns.load(std::memory_order_relaxed));
+      for (const auto& step : t.step_ns) out->push_back(step.load(std::memory_order_relaxed));
+    }
+  }
+}
+
+void print_header(int ranks) {
+  std::fprintf(stderr,
+               "# mcrpmpi profile (MCRPMPI_PROFILE=1), %d ranks: calls summed over ranks; times are mean "
+               "microseconds per call over all ranks' calls\n"
+               "# steps are exclusive; other = total - steps (untimed glue); own = total - wait (the library's "
+               "own CPU time)\n",
+               ranks);
+  std::fprintf(stderr, "# %-24s %-8s %-11s %10s %10s", "operation", "form", "path", "calls", "total");
+  for (int s = 0; s < kStepCount; ++s) std::fprintf(stderr, " %10s", step_name(static_cast<Step>(s)));
+  std::fprintf(stderr, " %10s %10s\n", "other", "own");
+}
+
+// One row: `cell` holds calls, total and the steps, summed over ranks.
+void print_row(const char* operation, const char* path, Form form, const unsigned long long* cell) {
+  const double calls = static_cast<double>(cell[0]);
+  const double total = static_cast<double>(cell[1]) / calls * 1e-3;
+  double steps = 0;
+  std::fprintf(stderr, "  %-24s %-8s %-11s %10llu %10.3f", operation, form == Form::blocking ? "blocking" : "start",
+               path, cell[0], total);
+  for (int s = 0; s < kStepCount; ++s) {
+    const double mean = static_cast<double>(cell[2 + s]) / calls * 1e-3;
+    steps += mean;
+    std::fprintf(stderr, " %10.3f", mean);
+  }
+  const double wait = static_cast<double>(cell[2 + static_cast<int>(Step::wait)]) / calls * 1e-3;
+  std::fprintf(stderr, " %10.3f %10.3f\n", total - steps, total - wait);
+}
+
+}  // namespace
+
+const char* step_name(Step step) {
+  static const char* const names[kStepCount] = {"classify", "decide", "queue", "wait", "finish"};
+  return names[static_cast<int>(step)];
+}
+
+RowBlock::RowBlock(int rows, Namer namer) : rows_(rows), namer_(namer), tallies_(new Tally[rows * kFormCount]) {
+  registered_blocks().push_back(this);
+}
+
+RowBlock::~RowBlock() {
+  std::vector<RowBlock*>& blocks = registered_blocks();
+  blocks.erase(std::remove(blocks.begin(), blocks.end(), this), blocks.end());
+}
+
+void CallTimer::begin(Form form) {
+  ThreadCall& t = t_call;
+  if (t.active) return;  // nested: part of the outer call
+  armed_ = true;
+  t = ThreadCall{};
+  t.active = true;
+  t.form = form;
+  t.started = t.mark = now_ns();
+}
+
+void CallTimer::end() {
+  ThreadCall& t = t_call;
+  const std::uint64_t now = t.switch_step(-1);
+  t.active = false;
+  if (t.row == nullptr) return;
+  t.row->calls.fetch_add(1, std::memory_order_relaxed);
+  t.row->total_ns.fetch_add(now - t.started, std::memory_order_relaxed);
+  for (int s = 0; s < kStepCount; ++s) t.row->step_ns[s].fetch_add(t.step_ns[s], std::memory_order_relaxed);
+}
+
+void charge(RowBlock& block, int row) {
+  ThreadCall& t = t_call;
+  if (t.active && t.row == nullptr) t.row = &block.tally(row, t.form);
+}
+
+void StepTimer::begin(Step step) {
+  ThreadCall& t = t_call;
+  if (!t.active) return;
+  armed_ = true;
+  outer_ = t.step;
+  t.switch_step(static_cast<int>(step));
+}
+
+void StepTimer::end() {
+  armed_ = false;
+  t_call.switch_step(outer_);
+}
+
+void report(MPI_Comm world) {
+  if (!enabled()) return;
+  std::vector<unsigned long long> local;
+  for (RowBlock* block : registered_blocks()) collect(*block, &local);
+  std::vector<unsigned long long> total(local.size());
+  int rank = 0, size = 0;
+  PMPI_Comm_rank(world, &rank);
+  PMPI_Comm_size(world, &size);
+  PMPI_Reduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, world);
+  if (rank != 0) return;
+  print_header(size);
+  const unsigned long long* cell = total.data();
+  for (RowBlock* block : registered_blocks()) {
+    for (int row = 0; row < block->rows(); ++row) {
+      for (int form = 0; form < kFormCount; ++form, cell += kValues) {
+        if (cell[0] == 0) continue;
+        const char* operation = "";
+        const char* path = "";
+        block->name(row, &operation, &path);
+        print_row(operation, path, static_cast<Form>(form), cell);
+      }
+    }
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace mcrp::profile

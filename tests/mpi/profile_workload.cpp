@@ -1,0 +1,141 @@
+// A fixed mix of calls for the MCRPMPI_PROFILE test (tests/mpi/check_profile.py): collectives and
+// point-to-point on fake device buffers (staged path, one-rank copy) and on host buffers (base MPI),
+// blocking and nonblocking. Rank 0 prints on stdout the rows the profile must show, computed from
+// the loop counts here ("expect <operation> <form> <path> <calls summed over ranks>"); the checker
+// compares them with the report the library prints at MPI_Finalize. The program makes no other MPI
+// call that the library routes, so the report must hold exactly these rows. Every result is
+// checked, so a profile that broke a path fails here too. Needs MCRPMPI_FAKE_DEVICE=1 (exit 77
+// otherwise: the device rows could not appear).
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "device/fake_device.h"
+
+namespace {
+
+constexpr int kSkip = 77;
+constexpr int kCount = 4;  // floats per buffer
+constexpr int kDeviceAllreduces = 5;
+constexpr int kHostBcasts = 3;
+constexpr int kDeviceIallreduces = 2;
+constexpr int kSelfAllreduces = 4;  // on MPI_COMM_SELF: the one-rank copy
+constexpr int kDeviceMessages = 3;  // rank 0 sends to rank 1
+constexpr int kHostMessages = 2;
+
+int g_failures = 0;
+
+void expect_equal(float got, float want, const char* what) {
+  if (got == want) return;
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "rank %d: %s: got %g, want %g\n", rank, what, static_cast<double>(got), static_cast<double>(want));
+  ++g_failures;
+}
+
+float* device_floats() { return static_cast<float*>(mcrpmpi_fake_device_alloc(kCount * sizeof(float))); }
+
+void fill(float* data, float value) {
+  for (int i = 0; i < kCount; ++i) data[i] = value + static_cast<float>(i);
+}
+
+void collectives(int rank, int size) {
+  float* send = device_floats();
+  float* recv = device_floats();
+  const float ranks_sum = static_cast<float>(size * (size - 1) / 2);
+  for (int i = 0; i < kDeviceAllreduces; ++i) {
+    fill(send, static_cast<float>(rank));
+    MPI_Allreduce(send, recv, kCount, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    expect_equal(recv[1], ranks_sum + static_cast<float>(size), "device allreduce");
+  }
+  for (int i = 0; i < kDeviceIallreduces; ++i) {
+    fill(send, static_cast<float>(rank));
+    MPI_Request request;
+    MPI_Iallreduce(send, recv, kCount, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    expect_equal(recv[0], ranks_sum, "device iallreduce");
+  }
+  for (int i = 0; i < kSelfAllreduces; ++i) {
+    fill(send, 7.0f);
+    MPI_Allreduce(send, recv, kCount, MPI_FLOAT, MPI_SUM, MPI_COMM_SELF);
+    expect_equal(recv[2], 9.0f, "device allreduce on MPI_COMM_SELF");
+  }
+  std::vector<float> host(kCount);
+  for (int i = 0; i < kHostBcasts; ++i) {
+    fill(host.data(), rank == 0 ? 3.0f : -1.0f);
+    MPI_Bcast(host.data(), kCount, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    expect_equal(host[3], 6.0f, "host bcast");
+  }
+  mcrpmpi_fake_device_free(send);
+  mcrpmpi_fake_device_free(recv);
+}
+
+void point_to_point(int rank, int size) {
+  if (size < 2 || rank > 1) return;
+  float* device = device_floats();
+  std::vector<float> host(kCount);
+  for (int i = 0; i < kDeviceMessages; ++i) {
+    if (rank == 0) {
+      fill(device, static_cast<float>(i));
+      MPI_Send(device, kCount, MPI_FLOAT, 1, i, MPI_COMM_WORLD);
+    } else {
+      MPI_Recv(device, kCount, MPI_FLOAT, 0, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      expect_equal(device[1], static_cast<float>(i + 1), "device message");
+    }
+  }
+  for (int i = 0; i < kHostMessages; ++i) {
+    if (rank == 0) {
+      fill(host.data(), 10.0f);
+      MPI_Send(host.data(), kCount, MPI_FLOAT, 1, i, MPI_COMM_WORLD);
+    } else {
+      MPI_Recv(host.data(), kCount, MPI_FLOAT, 0, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      expect_equal(host[0], 10.0f, "host message");
+    }
+  }
+  mcrpmpi_fake_device_free(device);
+}
+
+void print_expected(int size) {
+  if (size == 1) {  // WORLD is a one-rank communicator too
+    std::printf("expect MPI_Allreduce blocking local_copy %d\n", kDeviceAllreduces + kSelfAllreduces);
+    std::printf("expect MPI_Allreduce start local_copy %d\n", kDeviceIallreduces);
+  } else {
+    std::printf("expect MPI_Allreduce blocking staged %d\n", kDeviceAllreduces * size);
+    std::printf("expect MPI_Allreduce start staged %d\n", kDeviceIallreduces * size);
+    std::printf("expect MPI_Allreduce blocking local_copy %d\n", kSelfAllreduces * size);
+  }
+  std::printf("expect MPI_Bcast blocking mpi %d\n", kHostBcasts * size);
+  if (size > 1) {
+    std::printf("expect MPI_Send blocking staged %d\n", kDeviceMessages);
+    std::printf("expect MPI_Recv blocking staged %d\n", kDeviceMessages);
+    std::printf("expect MPI_Send blocking mpi %d\n", kHostMessages);
+    std::printf("expect MPI_Recv blocking mpi %d\n", kHostMessages);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  void* probe = mcrpmpi_fake_device_alloc(1);
+  if (probe == nullptr) {
+    if (rank == 0) std::printf("SKIPPED: needs MCRPMPI_FAKE_DEVICE=1\n");
+    MPI_Finalize();
+    return kSkip;
+  }
+  mcrpmpi_fake_device_free(probe);
+  collectives(rank, size);
+  point_to_point(rank, size);
+  if (rank == 0) print_expected(size);
+  int failures = 0;
+  PMPI_Allreduce(&g_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0 && failures > 0) std::printf("FAILED: %d wrong results\n", failures);
+  MPI_Finalize();
+  return failures == 0 ? 0 : 1;
+}
