@@ -12,3 +12,10 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/mcrpmpi.pc.in ${CMAKE_CURRENT_BINARY_DI
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/mcrpmpi.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 # The run wrapper finds the library in ../lib next to itself once installed.
 install(PROGRAMS ${CMAKE_CURRENT_LIST_DIR}/../scripts/mcrpmpirun DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# The Python package (pyproject.toml, scikit-build-core installs component "python" into the
+# `mcrpmpi` package directory): one plain copy of the library (wheels cannot hold symlinks) and the
+# wrapper, found by python/mcrpmpi/__init__.py.
+install(FILES $<TARGET_FILE:mcrpmpi> DESTINATION lib RENAME libmcrpmpi.so COMPONENT python EXCLUDE_FROM_ALL)
+install(PROGRAMS ${CMAKE_CURRENT_LIST_DIR}/../scripts/mcrpmpirun DESTINATION bin COMPONENT python
+        EXCLUDE_FROM_ALL)

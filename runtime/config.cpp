@@ -16,6 +16,7 @@ Config read_config() {
   c.stats = flag("MCRPMPI_STATS");
   c.profile = flag("MCRPMPI_PROFILE");
   c.verify = flag("MCRPMPI_VERIFY");
+  c.show_base_mpi = flag("MCRPMPI_SHOW_BASE_MPI") || c.debug;
   c.p2p_device_only = flag("MCRPMPI_P2P_DEVICE_ONLY");
   const char* polling = std::getenv("MCRPMPI_POLLING_COLLECTIVES");
   c.polling_collectives = polling != nullptr && polling[0] != '\0' ? flag("MCRPMPI_POLLING_COLLECTIVES")

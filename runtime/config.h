@@ -8,6 +8,8 @@ struct Config {
   bool stats = false;           // MCRPMPI_STATS=1: per-collective, per-path report at MPI_Finalize
   bool profile = false;         // MCRPMPI_PROFILE=1: per-step timing report at MPI_Finalize (runtime/profile.h)
   bool verify = false;          // MCRPMPI_VERIFY=1: ranks agree on memory types before each call
+  // MCRPMPI_SHOW_BASE_MPI=1 (or MCRPMPI_DEBUG=1): rank 0 names the base MPI it bound at MPI_Init
+  bool show_base_mpi = false;
   double nccl_timeout_s = 600;  // MCRPMPI_NCCL_TIMEOUT: seconds before a stuck NCCL op is aborted (0: never)
   // MCRPMPI_P2P_DEVICE_ONLY=1: every communicator's point-to-point is asserted device-only
   // (p2p/assertion.h).

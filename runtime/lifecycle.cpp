@@ -3,8 +3,10 @@
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstdlib>
 
+#include "runtime/base_mpi.h"
 #include "runtime/config.h"
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_comm.h"
@@ -19,6 +21,11 @@
 namespace mcrp {
 
 void on_initialized() {
+  if (config().show_base_mpi) {
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::fprintf(stderr, "%s\n", base_mpi_report().c_str());
+  }
   tuning::initialize(MPI_COMM_WORLD);  // env overrides + the tuning file, identical on every rank
   // Whether this process can use NCCL is part of the WORLD map, so that choosing NCCL for a
   // communicator is agreed without a collective at its first device call.

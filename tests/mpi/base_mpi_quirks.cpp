@@ -1,5 +1,6 @@
 #include "tests/mpi/base_mpi_quirks.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -7,11 +8,18 @@ namespace mcrp_test {
 
 namespace {
 
-bool is_mpich_4_0() {
+// MPICH's major and minor version from MPI_Get_library_version ("MPICH Version:\t4.0.2" from
+// Debian, "MPICH Version:      5.0.2" from the pip wheel); 0 for other MPIs (Intel MPI says "Intel(R)
+// MPI Library ...").
+int mpich_version() {
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;
   MPI_Get_library_version(version, &length);
-  return std::strncmp(version, "MPICH Version:\t4.0", 18) == 0;
+  const char prefix[] = "MPICH Version:";
+  if (std::strncmp(version, prefix, sizeof prefix - 1) != 0) return 0;
+  int major = 0, minor = 0;
+  if (std::sscanf(version + sizeof prefix - 1, " %d.%d", &major, &minor) != 2) return 0;
+  return major * 100 + minor;
 }
 
 bool device_collectives_disabled() {
@@ -34,8 +42,10 @@ bool probe_single_rank_allgatherv() {
 BaseMpiQuirks BaseMpiQuirks::detect() {
   BaseMpiQuirks quirks;
   quirks.library_present = MPIX_Query_cuda_support() == 1;  // the library answers 1, MPICH 0
-  quirks.inplace_reduce_at_nonzero_root_crashes = is_mpich_4_0() && !device_collectives_disabled();
-  quirks.inplace_reduce_scatter_large_aborts = is_mpich_4_0();
+  const int mpich = mpich_version();
+  quirks.inplace_reduce_at_nonzero_root_crashes = mpich == 400 && !device_collectives_disabled();
+  quirks.inplace_reduce_scatter_large_aborts = mpich == 400 || mpich == 500;
+  quirks.reduction_datatype_null_aborts = mpich == 500;
   quirks.single_rank_allgatherv_ignores_displs = probe_single_rank_allgatherv();
   return quirks;
 }

@@ -6,6 +6,9 @@
 //  - MPI_Reduce_scatter with MPI_IN_PLACE and uneven blocks of ~64 Ki elements fails an internal
 //    assertion ("memcpy argument memory ranges overlap") and aborts, on 2 and 3 ranks.
 //  - MPI_Allgatherv on a 1-rank communicator, not in place, ignores displs[0] and writes at offset 0.
+// The pip wheel of MPICH 5.0.2 (tests/abi) shares the reduce_scatter defect and adds one:
+//  - MPI_Allreduce with MPI_DATATYPE_NULL fails an internal assertion ("dt_ptr") and aborts instead
+//    of returning an error (MPI_Bcast with it, and the other bad arguments, do return errors).
 // Each is detected at run time, so an MPI without the bug runs the full test.
 #pragma once
 #include <mpi.h>
@@ -16,6 +19,7 @@ struct BaseMpiQuirks {
   bool inplace_reduce_at_nonzero_root_crashes = false;  // for messages over kInplaceReduceSafeBytes
   bool single_rank_allgatherv_ignores_displs = false;
   bool inplace_reduce_scatter_large_aborts = false;  // blocks of kLargeReduceScatterBlock elements
+  bool reduction_datatype_null_aborts = false;
   // libmcrpmpi is loaded; it avoids the two crashes above itself (collectives/base_call.cpp), so
   // the tests run those cases as checks beyond the base MPI (check.h) instead of skipping them.
   bool library_present = false;
