@@ -99,12 +99,38 @@ Status check_asserted_sides(P2PPrepared& p) {
   return {};
 }
 
+// What the base MPI itself would refuse in an envelope on an (intra)communicator of `size` ranks:
+// a rank outside it or a tag outside [0, MPI_TAG_UB] (wildcards where a receive allows them).
+bool envelope_acceptable(const P2PCall& call, int size) {
+  static const int tag_ub = [] {
+    int* value = nullptr;
+    int found = 0;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &found);
+    return found && value != nullptr ? *value : 32767;  // 32767: the least MPI guarantees
+  }();
+  auto rank_ok = [size](int rank, bool wildcard) {
+    return rank == MPI_PROC_NULL || (wildcard && rank == MPI_ANY_SOURCE) || (rank >= 0 && rank < size);
+  };
+  auto tag_ok = [](int tag, bool wildcard) { return (wildcard && tag == MPI_ANY_TAG) || (tag >= 0 && tag <= tag_ub); };
+  if (call.sends() && (!rank_ok(call.dest, false) || !tag_ok(call.sendtag, false))) return false;
+  if (call.receives() && call.kind != P2PKind::mrecv && (!rank_ok(call.source, true) || !tag_ok(call.recvtag, true))) {
+    return false;
+  }
+  return true;
+}
+
 // A call on a communicator asserted device-only (or an Mrecv of a library message): the protocol
 // of p2p/engine.h.
 int route_asserted(const std::shared_ptr<Engine>& engine, const P2PCall& user_call, const P2PBaseCall& base, Mode mode,
                    MPI_Request* request, MPI_Status* status) {
   P2PCall call = user_call;
   if (call.kind == P2PKind::mrecv) call.comm = engine->comm();
+  // A bad envelope goes to the base MPI as it is: it reports the error in its own words and reads
+  // no buffer, and the protocol never numbers a header that cannot be sent (a rank outside the
+  // communicator would index past the engine's peers).
+  int size = 0;
+  PMPI_Comm_size(call.comm, &size);
+  if (!envelope_acceptable(call, size)) return base(call.sendbuf, call.recvbuf, request, status);
   P2PPrepared p;
   describe_sides(call, &p);
   if (!p.send.significant() && !p.recv.significant()) return base(call.sendbuf, call.recvbuf, request, status);

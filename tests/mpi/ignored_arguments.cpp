@@ -516,6 +516,16 @@ bool has_in_place(Coll coll) { return coll != Coll::Bcast && coll != Coll::Barri
 
 void* poison_pointer() { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(1)); }
 
+// The int forms copy max(size, peers) entries of every array (tests/mpi/entry_points.cpp): pad the
+// shorter ones (an intercommunicator's local-group array) with entries MPI never reads, so that the
+// copy stays inside them.
+template <class T>
+void pad(std::vector<T>& values, const T*& pointer, std::size_t n) {
+  if (pointer == nullptr || pointer != values.data() || values.size() >= n) return;
+  values.resize(n, T{0});
+  pointer = values.data();
+}
+
 std::unique_ptr<Case> build_case(Coll coll, const CaseComm& comm, const Variant& v, MemorySpace& space) {
   auto c = std::make_unique<Case>();
   const bool scan = coll == Coll::Scan || coll == Coll::Exscan;
@@ -542,6 +552,11 @@ std::unique_ptr<Case> build_case(Coll coll, const CaseComm& comm, const Variant&
     case Coll::Scan: scan_like(b, false); break;
     case Coll::Exscan: scan_like(b, true); break;
   }
+  const std::size_t n = static_cast<std::size_t>(comm.peers > comm.size ? comm.peers : comm.size);
+  pad(c->sendcounts, c->args.sendcounts, n);
+  pad(c->recvcounts, c->args.recvcounts, n);
+  pad(c->sdispls, c->args.sdispls, n);
+  pad(c->rdispls, c->args.rdispls, n);
   return c;
 }
 

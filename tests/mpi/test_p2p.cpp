@@ -576,6 +576,17 @@ void refuse_host_buffers(const Env& e, MPI_Comm asserted, const std::string& whe
   const int empty = MPI_Sendrecv(host.data(), 0, MPI_INT, e.right(), 2, in->data(), 0, MPI_INT, e.left(), 2,
                                  asserted, &status);
   e.checker.check(empty == MPI_SUCCESS && status.MPI_SOURCE == e.left(), "an empty host send on " + where);
+  // A rank or tag the base MPI refuses gets its error, and the protocol stays in step afterwards
+  // (a rank past the communicator once indexed past the engine's peers and corrupted the heap).
+  auto device_data = send_buffer(e, e.rank, 5, 4);
+  e.checker.check(error_class(MPI_Send(device_data->data(), 4, MPI_INT, e.size + 3, 1, asserted)) == MPI_ERR_RANK,
+                  "a send to a rank past the communicator on " + where + ": MPI_ERR_RANK");
+  e.checker.check(error_class(MPI_Send(device_data->data(), 4, MPI_INT, e.right(), -7, asserted)) == MPI_ERR_TAG,
+                  "a send with a negative tag on " + where + ": MPI_ERR_TAG");
+  auto received = recv_buffer(e, 4);
+  const int after = MPI_Sendrecv(device_data->data(), 4, MPI_INT, e.right(), 5, received->data(), 4, MPI_INT,
+                                 e.left(), 5, asserted, MPI_STATUS_IGNORE);
+  e.checker.check(after == MPI_SUCCESS, "a good exchange after the refused envelopes on " + where);
 }
 
 void asserted_communicators(const Env& e) {
