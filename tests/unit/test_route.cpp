@@ -71,6 +71,10 @@ TEST_F(RouteTest, OneRankUsesALocalCopyUnlessNonContiguous) {
   EXPECT_EQ(choose_route(in).path, Path::local_copy);
   in.contiguous = false;
   EXPECT_EQ(choose_route(in).path, Path::staged);
+  // A derived datatype only the base MPI can check (committed?) is staged too (issue 13).
+  in.contiguous = true;
+  in.derived_type_to_check = true;
+  EXPECT_EQ(choose_route(in).path, Path::staged);
 }
 
 TEST_F(RouteTest, IntercommunicatorsAreStaged) {
