@@ -120,7 +120,13 @@ Status validate(Prepared& p, bool device) {
   MCRP_TRY(check_root(c, p.self));
   if (is_reduction(c.kind) && c.op == MPI_OP_NULL) return Status(MPI_ERR_OP, "MPI_OP_NULL");
   MCRP_TRY(prepare_types(p));
-  return check_sides(p);
+  MCRP_TRY(check_sides(p));
+  // The base MPI refuses uncommitted datatypes; a device copy or NCCL would not notice. A predefined
+  // op on a derived datatype it refuses first, with MPI_ERR_OP: those are staged for it to say so.
+  if (is_reduction(c.kind) && is_builtin_handle(c.op)) return {};
+  if (p.layout.send.significant()) MCRP_TRY(check_committed(p.layout.send.type, c.comm));
+  if (p.layout.recv.significant()) MCRP_TRY(check_committed(p.layout.recv.type, c.comm));
+  return {};
 }
 
 std::uint64_t agreed_or_unknown(const Prepared& p) {
@@ -134,16 +140,6 @@ void log_route(const Prepared& p, const Route& route, std::uint64_t bytes) {
   std::fprintf(stderr, "mcrpmpi[%d/%d]: %s bytes=%s -> %s (%s%s%s)\n", p.self.rank, p.self.size, mpi_name(p.call->kind),
                bytes == tuning::kUnknownSize ? "per-rank" : std::to_string(bytes).c_str(), path_name(route.path),
                route.reason, route.by_table ? ": " : "", rule);
-}
-
-// A significant derived datatype whose validity only the base MPI can check: whether it is committed
-// (MPI has no query for that), and whether a predefined op is defined for it. User ops take any.
-bool derived_type_to_check(const Prepared& p) {
-  if (is_reduction(p.call->kind) && !is_builtin_handle(p.call->op)) return false;
-  for (const BufferSide* side : {&p.layout.send, &p.layout.recv}) {
-    if (side->significant() && !is_builtin_handle(side->type)) return true;
-  }
-  return false;
 }
 
 // validate, and under MCRPMPI_VERIFY the ranks' agreement (collectives/agreement.h), which needs
@@ -217,7 +213,8 @@ int route_device_aware(const CollCall& call, const ArgumentMemory& arguments, co
     ncclDataType_t nccl_type;
     ncclRedOp_t nccl_op;
     in.nccl_reducible = to_nccl_reduction(call.recvtype, call.op, &nccl_type, &nccl_op);
-    in.derived_type_to_check = derived_type_to_check(p);
+    in.predefined_op_on_derived_type =
+        is_reduction(call.kind) && is_builtin_handle(call.op) && !is_builtin_handle(call.recvtype);
     in.contiguous = p.send_type.contiguous() && p.recv_type.contiguous();
     in.agreed_bytes = agreed_or_unknown(p);
     // Only calls that can reach the tuning table pay for the (local, cached) lookup.

@@ -109,6 +109,7 @@ Status check_asserted_sides(P2PPrepared& p) {
     if (side->total_count() < 0) return Status(MPI_ERR_COUNT, "negative count");
     MCRP_TRY(type_info(side->type, type));
     MCRP_TRY(check_side(*side, *type));
+    MCRP_TRY(check_committed(side->type, p.call->comm));  // NCCL would not notice
     if (side->total_count() * type->size == 0) continue;
     const device::PointerInfo where = device::locate(side->base);
     if (where.kind != device::MemoryKind::device) {

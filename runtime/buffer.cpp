@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtime/errors.h"
 #include "runtime/mpich_handles.h"
 
 namespace mcrp {
@@ -25,6 +26,13 @@ Status type_info(MPI_Datatype type, TypeInfo* info) {
   info->true_lb = true_lb;
   info->true_extent = true_extent;
   return {};
+}
+
+Status check_committed(MPI_Datatype type, MPI_Comm comm) {
+  if (is_builtin_handle(type)) return {};
+  MPI_Count bytes = 0;
+  const int rc = PMPI_Pack_size_c(1, type, comm, &bytes);
+  return rc == MPI_SUCCESS ? Status() : already_raised(rc);
 }
 
 Status check_side(const BufferSide& side, const TypeInfo& type) {

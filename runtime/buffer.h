@@ -40,6 +40,11 @@ struct TypeInfo {
 // MPI_ERR_TYPE for MPI_DATATYPE_NULL and other handles that are no datatype.
 Status type_info(MPI_Datatype type, TypeInfo* info);
 
+// An uncommitted derived datatype (predefined ones pass without a query). MPI has no query for
+// that, but MPI_Pack_size refuses one, raising MPI_ERR_TYPE on `comm` as the base MPI's own call
+// with it would: the returned Status is that error, already raised.
+Status check_committed(MPI_Datatype type, MPI_Comm comm);
+
 // A significant side whose blocks cannot exist: a byte offset or length past 2^63 (MPI_ERR_COUNT),
 // or a null base with data to move (MPI_ERR_BUFFER; as the base MPI's own check, not for types with
 // an absolute lower bound, which address from MPI_BOTTOM == NULL).

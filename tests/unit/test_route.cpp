@@ -71,9 +71,10 @@ TEST_F(RouteTest, OneRankUsesALocalCopyUnlessNonContiguous) {
   EXPECT_EQ(choose_route(in).path, Path::local_copy);
   in.contiguous = false;
   EXPECT_EQ(choose_route(in).path, Path::staged);
-  // A derived datatype only the base MPI can check (committed?) is staged too (issue 13).
+  // A predefined op on a derived datatype is staged too, for the base MPI to check (issue 13).
+  in.kind = CollKind::allreduce;
   in.contiguous = true;
-  in.derived_type_to_check = true;
+  in.predefined_op_on_derived_type = true;
   EXPECT_EQ(choose_route(in).path, Path::staged);
 }
 
