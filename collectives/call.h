@@ -21,6 +21,7 @@ class CountArray {
   CountArray(const MPI_Count* wide) : wide_(wide) {}         // NOLINT: implicit by design
   MPI_Count operator[](int i) const { return wide_ != nullptr ? wide_[i] : narrow_[i]; }
   bool present() const { return wide_ != nullptr || narrow_ != nullptr; }
+  bool wide() const { return wide_ != nullptr; }  // from a large-count (_c) entry point
 
  private:
   const int* narrow_ = nullptr;

@@ -5,6 +5,7 @@
 #include <new>
 #include <utility>
 
+#include "collectives/agreement.h"
 #include "collectives/nccl_types.h"
 #include "collectives/route.h"
 #include "collectives/stats.h"
@@ -13,6 +14,7 @@
 #include "runtime/comm_facts.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
+#include "runtime/mpich_handles.h"
 #include "runtime/nccl_comm.h"
 #include "runtime/persistent.h"
 #include "runtime/profile.h"
@@ -67,29 +69,6 @@ LocalMemory classify(const Layout& layout, const CollCall& call, const ArgumentM
   return memory;
 }
 
-// MCRPMPI_VERIFY: one small allreduce tells every rank whether ranks disagree on host versus device
-// buffers and whether any rank's arguments failed the library's checks, so that all fail together.
-struct Agreement {
-  bool memory_disagrees = false;
-  int error_class = MPI_SUCCESS;  // the largest error class any rank found (MPI_SUCCESS: none)
-};
-
-Agreement agree(bool local_device, const Status& local, MPI_Comm comm) {
-  int flags[3] = {local_device ? 1 : 0, local_device ? 0 : 1, local.error_class()};
-  int any[3] = {0, 0, 0};
-  PMPI_Allreduce(flags, any, 3, MPI_INT, MPI_MAX, comm);
-  Agreement agreement;
-  agreement.memory_disagrees = any[0] == 1 && any[1] == 1;
-  agreement.error_class = any[2];
-  static bool warned = false;
-  if (agreement.memory_disagrees && !warned) {
-    warned = true;
-    std::fprintf(stderr, "mcrpmpi: warning: ranks passed host buffers and device buffers to one collective; "
-                         "using the base MPI for such calls (see README, 'Memory types must match')\n");
-  }
-  return agreement;
-}
-
 std::uint64_t local_bytes(const Prepared& p) {
   const bool receives = p.layout.recv.significant();
   const BufferSide& side = receives ? p.layout.recv : p.layout.send;
@@ -97,22 +76,57 @@ std::uint64_t local_bytes(const Prepared& p) {
   return static_cast<std::uint64_t>(side.total_count() * element);
 }
 
-// What the library rejects itself, from significant arguments only (collectives/layout.h), before
-// a call reaches a path. Host-buffer calls are the base MPI's to check, except for negative counts:
-// MPICH 4.0.2 does not check them everywhere (allreduce, reduce_scatter_block and scan abort).
-// Device buffers are checked fully before their pointers reach NCCL or staging.
-Status validate(const Prepared& p, bool device) {
-  const CollCall& c = *p.call;
-  MCRP_TRY(check_counts(p.layout));
-  if (!device) return {};
-  MCRP_TRY(check_root(c, p.self));
-  if (is_reduction(c.kind) && c.op == MPI_OP_NULL) return Status(MPI_ERR_OP, "MPI_OP_NULL");
+Status prepare_types(Prepared& p) {
+  Status status;
+  if (p.layout.send.significant()) status = type_info(p.layout.send.type, &p.send_type);
+  if (status.ok() && p.layout.recv.significant()) status = type_info(p.layout.recv.type, &p.recv_type);
+  // The base MPI checks a predefined op against the datatype first: for it an invalid datatype in
+  // a reduction is an operation the op does not define (MPI_ERR_OP).
+  if (!status.ok() && is_reduction(p.call->kind) && is_builtin_handle(p.call->op)) {
+    return Status(MPI_ERR_OP, "the operation is not defined for an invalid datatype");
+  }
+  return status;
+}
+
+// The significant sides' geometry: counts whose byte offsets overflow, null buffers with data.
+Status check_sides(const Prepared& p) {
+  if (p.layout.send.significant()) MCRP_TRY(check_side(p.layout.send, p.send_type));
+  if (p.layout.recv.significant()) MCRP_TRY(check_side(p.layout.recv, p.recv_type));
   return {};
 }
 
-Status prepare_types(Prepared& p) {
-  if (p.layout.send.significant()) MCRP_TRY(type_info(p.layout.send.type, &p.send_type));
-  if (p.layout.recv.significant()) MCRP_TRY(type_info(p.layout.recv.type, &p.recv_type));
+bool has_checked_count(const Layout& layout) {
+  for (const BufferSide* side : {&layout.send, &layout.recv}) {
+    for (const Block& b : side->blocks) {
+      if (b.count >= kCheckedCount) return true;
+    }
+  }
+  return false;
+}
+
+// What the library rejects itself, from significant arguments only (collectives/layout.h), before
+// a call reaches a path. Host-buffer calls are the base MPI's to check, except for what MPICH 4.0.2
+// does not check and crashes or aborts on (README "Base-MPI defects"): negative counts, NULL
+// counts arrays, MPI_IN_PLACE where MPI forbids it, counts whose bytes overflow (large counts only:
+// that check needs datatype queries; an invalid datatype there stays the base MPI's to report).
+// Device buffers are checked fully before their pointers reach NCCL or staging.
+Status validate(Prepared& p, bool device) {
+  const CollCall& c = *p.call;
+  MCRP_TRY(check_counts(p.layout));
+  MCRP_TRY(check_in_place(p.layout));
+  if (!device) {
+    if (!has_checked_count(p.layout) || !prepare_types(p).ok()) return {};
+    return check_sides(p);
+  }
+  MCRP_TRY(check_root(c, p.self));
+  if (is_reduction(c.kind) && c.op == MPI_OP_NULL) return Status(MPI_ERR_OP, "MPI_OP_NULL");
+  MCRP_TRY(prepare_types(p));
+  MCRP_TRY(check_sides(p));
+  // The base MPI refuses uncommitted datatypes; a device copy or NCCL would not notice. A predefined
+  // op on a derived datatype it refuses first, with MPI_ERR_OP: those are staged for it to say so.
+  if (is_reduction(c.kind) && is_builtin_handle(c.op)) return {};
+  if (p.layout.send.significant()) MCRP_TRY(check_committed(p.layout.send.type, c.comm));
+  if (p.layout.recv.significant()) MCRP_TRY(check_committed(p.layout.recv.type, c.comm));
   return {};
 }
 
@@ -127,6 +141,17 @@ void log_route(const Prepared& p, const Route& route, std::uint64_t bytes) {
   std::fprintf(stderr, "mcrpmpi[%d/%d]: %s bytes=%s -> %s (%s%s%s)\n", p.self.rank, p.self.size, mpi_name(p.call->kind),
                bytes == tuning::kUnknownSize ? "per-rank" : std::to_string(bytes).c_str(), path_name(route.path),
                route.reason, route.by_table ? ": " : "", rule);
+}
+
+// validate, and under MCRPMPI_VERIFY the ranks' agreement (collectives/agreement.h), which needs
+// the datatypes of host calls too.
+Status checked(Prepared& p, bool device, bool* memory_disagrees) {
+  Status status = validate(p, device);
+  if (status.ok() && !device && (config().stats || config().verify)) status = prepare_types(p);
+  if (!config().verify) return status;
+  const Agreement agreement = agree(p, device, status);
+  *memory_disagrees = agreement.memory_disagrees;
+  return agreement.outcome;
 }
 
 // A failed call leaves no request behind.
@@ -181,26 +206,19 @@ int route_device_aware(const CollCall& call, const ArgumentMemory& arguments, co
   profile::StepTimer deciding(profile::Step::decide);
   const int size = p.self.size;
 
-  Status status = validate(p, memory.device);
-  if (status.ok() && (memory.device || config().stats)) status = prepare_types(p);
   RouteInput in;
   in.kind = call.kind;
   in.device_memory = memory.device;
   in.intercomm = p.self.inter;
   in.comm_size = size;
-  if (config().verify) {
-    const Agreement agreement = agree(memory.device, status, call.comm);
-    in.memory_disagrees = agreement.memory_disagrees;
-    if (status.ok() && agreement.error_class != MPI_SUCCESS) {
-      status = Status(agreement.error_class, "another rank passed arguments that failed the library's checks "
-                                             "(MCRPMPI_VERIFY)");
-    }
-  }
+  Status status = checked(p, memory.device, &in.memory_disagrees);
   if (!status.ok()) return fail(call, size, status, request);
   if (memory.device) {
     ncclDataType_t nccl_type;
     ncclRedOp_t nccl_op;
     in.nccl_reducible = to_nccl_reduction(call.recvtype, call.op, &nccl_type, &nccl_op);
+    in.predefined_op_on_derived_type =
+        is_reduction(call.kind) && is_builtin_handle(call.op) && !is_builtin_handle(call.recvtype);
     in.contiguous = p.send_type.contiguous() && p.recv_type.contiguous();
     in.agreed_bytes = agreed_or_unknown(p);
     // Only calls that can reach the tuning table pay for the (local, cached) lookup.
@@ -237,11 +255,57 @@ int guarded(const CollCall& call, MPI_Request* request, Fn&& body) {
   }
 }
 
-// A host call straight to the base MPI. Only a negative count needs a look first (MPICH 4.0.2 does
-// not check all of them and crashes): two compares, then the layout decides whether the count is
-// significant at all.
+// The counts arrays of a vector form, when the host checks need them: a NULL one (MPICH 4.0.2
+// dereferences it; significant or not is for the layout to say), large-count ones, or any with a
+// derived datatype (their counts may overflow; int counts of predefined datatypes, at most 32
+// bytes each, cannot, and MPICH checks their signs itself).
+bool counts_arrays_to_check(const CollCall& call) {
+  bool arrays_present = true, wide = false;
+  switch (call.kind) {
+    case CollKind::allgatherv:
+    case CollKind::gatherv:
+      arrays_present = call.recvcounts.present() && call.rdispls.present();
+      wide = call.recvcounts.wide();
+      break;
+    case CollKind::scatterv:
+      arrays_present = call.sendcounts.present() && call.sdispls.present();
+      wide = call.sendcounts.wide();
+      break;
+    case CollKind::reduce_scatter:
+      arrays_present = call.recvcounts.present();
+      wide = call.recvcounts.wide();
+      break;
+    case CollKind::alltoallv:
+      arrays_present =
+          call.sendcounts.present() && call.sdispls.present() && call.recvcounts.present() && call.rdispls.present();
+      wide = call.sendcounts.wide();
+      break;
+    default: return false;
+  }
+  return !arrays_present || wide || !is_builtin_handle(call.sendtype) || !is_builtin_handle(call.recvtype);
+}
+
+// MPI_IN_PLACE as the send buffer of an unrooted collective on an intracommunicator is the common,
+// allowed use (one query); any other MPI_IN_PLACE needs the layout to tell.
+bool in_place_to_check(const CollCall& call) {
+  if (call.recvbuf == MPI_IN_PLACE) return true;
+  if (call.sendbuf != MPI_IN_PLACE) return false;
+  int inter = 0;
+  return is_rooted(call.kind) || PMPI_Comm_test_inter(call.comm, &inter) != MPI_SUCCESS || inter != 0;
+}
+
+// A host call straight to the base MPI, unless it may hold what MPICH 4.0.2 does not check and
+// crashes on (see validate): a negative or large scalar count (one unsigned compare each),
+// MPI_IN_PLACE other than the common use, a vector form's NULL or large-count arrays. Then the
+// layout decides which of those are significant at all.
+bool needs_host_checks(const CollCall& call) {
+  return static_cast<std::uint64_t>(call.sendcount) >= static_cast<std::uint64_t>(kCheckedCount) ||
+         static_cast<std::uint64_t>(call.recvcount) >= static_cast<std::uint64_t>(kCheckedCount) ||
+         in_place_to_check(call) || counts_arrays_to_check(call);
+}
+
 int pass_through(const CollCall& call, const BaseCall& base, MPI_Request* request) {
-  if (call.sendcount >= 0 && call.recvcount >= 0) return call_base(base, call, call.sendbuf, call.recvbuf, request);
+  if (!needs_host_checks(call)) return call_base(base, call, call.sendbuf, call.recvbuf, request);
   return guarded(call, request, [&] {
     Prepared p;
     LocalMemory memory;
@@ -292,8 +356,14 @@ int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCal
     LocalMemory memory;
     const ArgumentMemory arguments = locate_arguments(call);
     if (!locate_call(call, arguments, p, &memory)) return init_base_persistent(init, call, request);
-    Status status = validate(p, memory.device);
-    if (status.ok() && memory.device) {
+    // Persistent initialisation is collective: under MCRPMPI_VERIFY the ranks agree here, for host
+    // requests too (their starts go to the base MPI unchecked). Where ranks disagree on memory
+    // kinds, every rank makes the library's request, whose starts agree again and all take the
+    // base MPI's nonblocking form (a base persistent request would match none of them).
+    bool memory_disagrees = false;
+    Status status = checked(p, memory.device, &memory_disagrees);
+    const bool library_request = memory.device || memory_disagrees;
+    if (status.ok() && library_request) {
       // Each MPI_Start runs the call through the router again, as its nonblocking form.
       PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {
         return run_collective(call, BaseCall(nonblocking), Mode::nonblocking, inner);
@@ -301,7 +371,7 @@ int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCal
       status = create_persistent(std::move(start), request);
     }
     if (!status.ok()) return fail(call, p.self.size, status, request);
-    return memory.device ? MPI_SUCCESS : init_base_persistent(init, call, request);
+    return library_request ? MPI_SUCCESS : init_base_persistent(init, call, request);
   });
 }
 

@@ -15,7 +15,12 @@ std::vector<Block> per_rank(int ranks, MPI_Count count) {
   return blocks;
 }
 
-std::vector<Block> per_rank(int ranks, const CountArray& counts, const CountArray& displs) {
+// Sets *missing (and gives no blocks) when an array is NULL: MPICH 4.0.2 dereferences it and crashes.
+std::vector<Block> per_rank(int ranks, const CountArray& counts, const CountArray& displs, bool* missing) {
+  if (!counts.present() || !displs.present()) {
+    *missing = true;
+    return {};
+  }
   std::vector<Block> blocks(static_cast<std::size_t>(ranks));
   for (int i = 0; i < ranks; ++i) blocks[i] = Block{displs[i], counts[i]};
   return blocks;
@@ -70,7 +75,9 @@ Role role_of(const CollCall& c, const Participant& self) {
 
 Layout layout_of(const CollCall& c, const Participant& self) {
   Layout l;
-  const bool in_place = c.in_place();  // never on an intercommunicator: MPI forbids it there
+  // MPI forbids MPI_IN_PLACE on an intercommunicator: there it is no in-place call but a send
+  // buffer at MPI_IN_PLACE, which check_in_place reports.
+  const bool in_place = c.in_place() && !self.inter;
   const Role role = role_of(c, self);
   const bool root = role == Role::root;
   const bool member = role == Role::member;
@@ -100,15 +107,15 @@ Layout layout_of(const CollCall& c, const Participant& self) {
       break;
     case CollKind::allgatherv:
       if (!in_place) l.send = input(c.sendbuf, c.sendtype, single(c.sendcount));
-      l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcounts, c.rdispls), in_place);
+      l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcounts, c.rdispls, &l.missing_array), in_place);
       break;
     case CollKind::alltoall:
       if (!in_place) l.send = input(c.sendbuf, c.sendtype, per_rank(peers, c.sendcount));
       l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcount), in_place);
       break;
     case CollKind::alltoallv:
-      if (!in_place) l.send = input(c.sendbuf, c.sendtype, per_rank(peers, c.sendcounts, c.sdispls));
-      l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcounts, c.rdispls), in_place);
+      if (!in_place) l.send = input(c.sendbuf, c.sendtype, per_rank(peers, c.sendcounts, c.sdispls, &l.missing_array));
+      l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcounts, c.rdispls, &l.missing_array), in_place);
       break;
     case CollKind::gather:
       if (member || (root_own_block && !in_place)) l.send = input(c.sendbuf, c.sendtype, single(c.sendcount));
@@ -116,7 +123,7 @@ Layout layout_of(const CollCall& c, const Participant& self) {
       break;
     case CollKind::gatherv:
       if (member || (root_own_block && !in_place)) l.send = input(c.sendbuf, c.sendtype, single(c.sendcount));
-      if (root) l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcounts, c.rdispls), in_place);
+      if (root) l.recv = output(c.recvbuf, c.recvtype, per_rank(peers, c.recvcounts, c.rdispls, &l.missing_array), in_place);
       break;
     case CollKind::scatter:
       if (root) l.send = input(c.sendbuf, c.sendtype, per_rank(peers, c.sendcount));
@@ -125,7 +132,7 @@ Layout layout_of(const CollCall& c, const Participant& self) {
       }
       break;
     case CollKind::scatterv:
-      if (root) l.send = input(c.sendbuf, c.sendtype, per_rank(peers, c.sendcounts, c.sdispls));
+      if (root) l.send = input(c.sendbuf, c.sendtype, per_rank(peers, c.sendcounts, c.sdispls, &l.missing_array));
       if (member || (root_own_block && c.recvbuf != MPI_IN_PLACE)) {
         l.recv = output(c.recvbuf, c.recvtype, single(c.recvcount), false);
       }
@@ -138,6 +145,10 @@ Layout layout_of(const CollCall& c, const Participant& self) {
       break;
     }
     case CollKind::reduce_scatter: {
+      if (!c.recvcounts.present()) {
+        l.missing_array = true;
+        break;
+      }
       const MPI_Count total = sum(c.recvcounts, self.size);
       if (!in_place) l.send = input(c.sendbuf, c.sendtype, single(total));
       l.recv = output(c.recvbuf, c.recvtype, single(in_place ? total : c.recvcounts[self.rank]), in_place);
@@ -150,9 +161,19 @@ Layout layout_of(const CollCall& c, const Participant& self) {
 }
 
 Status check_counts(const Layout& layout) {
+  if (layout.missing_array) return Status(MPI_ERR_ARG, "null counts or displacements array");
   for (const BufferSide* side : {&layout.send, &layout.recv}) {
     for (const Block& b : side->blocks) {
       if (b.count < 0) return Status(MPI_ERR_COUNT, "negative count");
+    }
+  }
+  return {};
+}
+
+Status check_in_place(const Layout& layout) {
+  for (const BufferSide* side : {&layout.send, &layout.recv}) {
+    if (side->significant() && side->base == static_cast<const void*>(MPI_IN_PLACE)) {
+      return Status(MPI_ERR_BUFFER, "MPI_IN_PLACE where MPI does not allow it");
     }
   }
   return {};

@@ -46,6 +46,7 @@ Role role_of(const CollCall& call, const Participant& self);
 struct Layout {
   BufferSide send;  // read only
   BufferSide recv;  // written; also read with MPI_IN_PLACE (and for bcast at the root)
+  bool missing_array = false;  // a significant counts or displacements array is NULL
 };
 
 Layout layout_of(const CollCall& call, const Participant& self);
@@ -54,8 +55,14 @@ inline Layout layout_of(const CollCall& call, int rank, int size) {
   return layout_of(call, Participant::intra(rank, size));
 }
 
-// A negative count among the significant arguments (MPI_ERR_COUNT), else ok.
+// A NULL significant counts or displacements array (MPI_ERR_ARG), a negative count among the
+// significant arguments (MPI_ERR_COUNT), else ok.
 Status check_counts(const Layout& layout);
+
+// MPI_IN_PLACE where MPI forbids it (MPI_ERR_BUFFER): as both buffers, as bcast's buffer, off the
+// root of reduce, gather(v) and scatter(v), on the wrong side at the root, on an intercommunicator.
+// Every such use leaves a significant side based at MPI_IN_PLACE.
+Status check_in_place(const Layout& layout);
 
 // An invalid root for the communicator (MPI_ERR_ROOT), else ok; unrooted collectives ignore root.
 Status check_root(const CollCall& call, const Participant& self);

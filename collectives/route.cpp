@@ -28,6 +28,11 @@ Route choose_route(const RouteInput& in) {
   if (in.agreed_bytes == 0) return pick(Path::mpi, "zero-size message");
   if (in.intercomm) return pick(Path::staged, "intercommunicator");
   if (in.comm_size == 1) {
+    // A copy would accept a predefined op on a derived datatype, which the base MPI mostly rejects
+    // (not all: Fortran-kind integers reduce with MPI_SUM).
+    if (in.predefined_op_on_derived_type) {
+      return pick(Path::staged, "one-rank communicator: the base MPI checks the op on a derived datatype");
+    }
     return in.contiguous ? pick(Path::local_copy, "one-rank communicator")
                          : pick(Path::staged, "one-rank communicator with a non-contiguous datatype");
   }

@@ -16,6 +16,7 @@ struct RouteInput {
   bool intercomm = false;
   int comm_size = 1;
   bool nccl_reducible = false;    // reductions: datatype and op map to NCCL
+  bool predefined_op_on_derived_type = false;  // reductions: only the base MPI knows if the op is defined
   bool contiguous = true;         // local: both sides' datatypes are contiguous
   std::uint64_t agreed_bytes = 0; // tuning::kUnknownSize when ranks need not agree on one
   tuning::Topology topology = tuning::Topology::any;

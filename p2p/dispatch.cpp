@@ -35,17 +35,42 @@ int device_of(const P2PPrepared& p) {
   return -1;
 }
 
-// What the staged path needs to know is sound: counts and datatypes of the significant sides. A
-// call that fails it goes to the base MPI as it is, which reports the error without touching the
-// buffers (MPICH checks counts and datatypes before any data).
+// What the staged path needs to know is sound: counts, datatypes and buffers of the significant
+// sides (a null buffer with data would be copied from or to address 0). A call that fails it goes
+// to the base MPI as it is, which reports the error without touching the buffers (MPICH checks
+// counts, datatypes and null buffers before any data).
 bool prepare_types(P2PPrepared& p) {
   profile::StepTimer deciding(profile::Step::decide);
   for (auto [side, type] : {std::pair{&p.send, &p.send_type}, std::pair{&p.recv, &p.recv_type}}) {
     if (!side->significant()) continue;
-    if (side->total_count() < 0 || !type_info(side->type, type).ok()) return false;
+    if (side->total_count() < 0 || !type_info(side->type, type).ok() || !check_side(*side, *type).ok()) return false;
   }
   return true;
 }
+
+// MPICH 4.0.2 does not check count * extent for overflow (it moves nothing and succeeds, or
+// crashes), so the library does, like the base MPI's own argument checks whatever the peer (even
+// MPI_PROC_NULL): only counts from kCheckedCount up, which need datatype queries. An invalid
+// datatype stays the base MPI's to report.
+Status check_large_counts(const P2PCall& call) {
+  const struct {
+    bool used;
+    const void* buffer;
+    MPI_Count count;
+    MPI_Datatype type;
+  } sides[] = {{call.sends(), call.sendbuf, call.sendcount, call.sendtype},
+               {call.receives(), call.recvbuf, call.recvcount, call.recvtype}};
+  for (const auto& s : sides) {
+    TypeInfo info;
+    if (!s.used || s.count < kCheckedCount || !type_info(s.type, &info).ok()) continue;
+    BufferSide side;
+    side.base = static_cast<char*>(const_cast<void*>(s.buffer));
+    side.blocks = {Block{0, s.count}};
+    MCRP_TRY(check_side(side, info));
+  }
+  return {};
+}
+
 
 void log_route(const P2PPrepared& p, const char* path, const char* reason) {
   if (!config().debug) return;
@@ -88,6 +113,8 @@ Status check_asserted_sides(P2PPrepared& p) {
     if (!side->significant()) continue;
     if (side->total_count() < 0) return Status(MPI_ERR_COUNT, "negative count");
     MCRP_TRY(type_info(side->type, type));
+    MCRP_TRY(check_side(*side, *type));
+    MCRP_TRY(check_committed(side->type, p.call->comm));  // NCCL would not notice
     if (side->total_count() * type->size == 0) continue;
     const device::PointerInfo where = device::locate(side->base);
     if (where.kind != device::MemoryKind::device) {
@@ -180,6 +207,8 @@ int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* 
 }  // namespace
 
 int run_p2p(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status) {
+  const Status checked = check_large_counts(call);
+  if (!checked.ok()) return fail(call, checked, request);
   if (!device::cuda_available() && !profile::enabled()) return base(call.sendbuf, call.recvbuf, request, status);
   return guarded(call, request, [&] { return route(call, base, mode, request, status); });
 }
@@ -209,6 +238,8 @@ int run_probe(const char* entry, int source, int tag, MPI_Comm comm, int* flag, 
 
 int run_p2p_persistent_init(const P2PCall& call, const P2PBaseCall& init, OwnedP2PBaseCall nonblocking,
                             MPI_Request* request) {
+  const Status checked = check_large_counts(call);
+  if (!checked.ok()) return fail(call, checked, request);
   if (!device::cuda_available()) return init(call.sendbuf, call.recvbuf, request, MPI_STATUS_IGNORE);
   return guarded(call, request, [&] {
     P2PPrepared p;

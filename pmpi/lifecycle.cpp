@@ -48,11 +48,11 @@ int MPI_Comm_disconnect(MPI_Comm* comm) { return PMPI_Comm_disconnect(comm); }
 int MPIX_Query_cuda_support(void) { return 1; }
 
 int MPIX_GPU_query_support(int gpu_type, int* is_supported) {
-  if (gpu_type == MPIX_GPU_SUPPORT_CUDA) {
-    if (is_supported == nullptr) return MPI_ERR_ARG;
+  if (gpu_type == MPIX_GPU_SUPPORT_CUDA && is_supported != nullptr) {
     *is_supported = 1;
     return MPI_SUCCESS;
   }
+  // Bad arguments too: the base MPI reports them through the error handler, as MPI requires.
   return PMPIX_GPU_query_support(gpu_type, is_supported);
 }
 

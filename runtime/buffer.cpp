@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "runtime/errors.h"
+#include "runtime/mpich_handles.h"
+
 namespace mcrp {
 
 MPI_Count BufferSide::total_count() const {
@@ -11,6 +14,9 @@ MPI_Count BufferSide::total_count() const {
 }
 
 Status type_info(MPI_Datatype type, TypeInfo* info) {
+  // Refused without asking the base MPI: its type queries raise a bad handle on MPI_COMM_WORLD's
+  // error handler (fatal by default), not on the communicator of the call being checked.
+  if (!is_datatype_handle(type)) return Status(MPI_ERR_TYPE, "invalid datatype");
   MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   int rc = PMPI_Type_size_x(type, &info->size);
   if (rc == MPI_SUCCESS) rc = PMPI_Type_get_extent_x(type, &lb, &extent);
@@ -19,6 +25,31 @@ Status type_info(MPI_Datatype type, TypeInfo* info) {
   info->extent = extent;
   info->true_lb = true_lb;
   info->true_extent = true_extent;
+  return {};
+}
+
+Status check_committed(MPI_Datatype type, MPI_Comm comm) {
+  if (is_builtin_handle(type)) return {};
+  MPI_Count bytes = 0;
+  const int rc = PMPI_Pack_size_c(1, type, comm, &bytes);
+  return rc == MPI_SUCCESS ? Status() : already_raised(rc);
+}
+
+Status check_side(const BufferSide& side, const TypeInfo& type) {
+  MPI_Count bytes = 0;
+  for (const Block& b : side.blocks) {
+    if (b.count <= 0) continue;
+    MPI_Count first = 0, last = 0, block_bytes = 0;
+    if (__builtin_mul_overflow(b.displacement, type.extent, &first) ||
+        __builtin_mul_overflow(b.count - 1, type.extent, &last) || __builtin_add_overflow(first, last, &last) ||
+        __builtin_add_overflow(last, type.true_lb + type.true_extent, &last) ||
+        __builtin_mul_overflow(b.count, type.size, &block_bytes) || __builtin_add_overflow(bytes, block_bytes, &bytes)) {
+      return Status(MPI_ERR_COUNT, "count * extent of the datatype overflows 2^63 bytes");
+    }
+  }
+  if (side.base == nullptr && bytes > 0 && type.true_lb == 0) {
+    return Status(MPI_ERR_BUFFER, "null buffer with a nonzero count");
+  }
   return {};
 }
 

@@ -37,7 +37,22 @@ struct TypeInfo {
   // Elements abut with no gaps and start at offset 0: a buffer of n elements is n*size plain bytes.
   bool contiguous() const { return size == extent && size == true_extent && true_lb == 0; }
 };
+// MPI_ERR_TYPE for MPI_DATATYPE_NULL and other handles that are no datatype.
 Status type_info(MPI_Datatype type, TypeInfo* info);
+
+// An uncommitted derived datatype (predefined ones pass without a query). MPI has no query for
+// that, but MPI_Pack_size refuses one, raising MPI_ERR_TYPE on `comm` as the base MPI's own call
+// with it would: the returned Status is that error, already raised.
+Status check_committed(MPI_Datatype type, MPI_Comm comm);
+
+// A significant side whose blocks cannot exist: a byte offset or length past 2^63 (MPI_ERR_COUNT),
+// or a null base with data to move (MPI_ERR_BUFFER; as the base MPI's own check, not for types with
+// an absolute lower bound, which address from MPI_BOTTOM == NULL).
+Status check_side(const BufferSide& side, const TypeInfo& type);
+
+// Counts from this many elements up are checked for overflow; below it no datatype's extent (up
+// to 2^39 bytes) can make count * extent pass 2^63, so callers skip the datatype queries.
+inline constexpr MPI_Count kCheckedCount = MPI_Count{1} << 24;
 
 // The byte range [lo, hi) relative to side.base that the side's blocks cover (empty when lo == hi).
 struct Span {

@@ -13,5 +13,10 @@ fi
 # The MPI libraries of the ABI matrix (ctest -L abi), cached in the build directory. A failure is
 # recorded there and fails those tests, while the rest of the suite still runs.
 MCRPMPI_BUILD_DIR=$build "$root/scripts/setup-abi-matrix.sh" || echo "test: the ABI matrix is incomplete (see above)"
-cd "$build"
-ctest --output-on-failure -j "$(nproc)" --timeout 600 "$@"
+status=0
+(cd "$build" && ctest --output-on-failure -j "$(nproc)" --timeout 600 "$@") || status=$?
+# The ASan+UBSan build and its focused tests (scripts/test-sanitizers.sh), after the main suite.
+if [ "${MCRPMPI_SANITIZER_TESTS:-1}" != 0 ] && [ $# -eq 0 ]; then
+  "$root/scripts/test-sanitizers.sh" || status=$?
+fi
+exit $status

@@ -13,6 +13,16 @@ const char* coll_name(Coll coll) {
   return names[static_cast<int>(coll)];
 }
 
+bool is_rooted(Coll coll) {
+  return coll == Coll::Reduce || coll == Coll::Bcast || coll == Coll::Gather || coll == Coll::Gatherv ||
+         coll == Coll::Scatter || coll == Coll::Scatterv;
+}
+
+bool is_reduction(Coll coll) {
+  return coll == Coll::Allreduce || coll == Coll::Reduce || coll == Coll::Reduce_scatter ||
+         coll == Coll::Reduce_scatter_block || coll == Coll::Scan || coll == Coll::Exscan;
+}
+
 const char* call_form_name(CallForm form) {
   switch (form) {
     case CallForm::blocking: return "blocking";

@@ -23,6 +23,8 @@ inline constexpr Coll kAllColls[] = {
 #undef MCRPMPI_COLLECTIVE
 };
 const char* coll_name(Coll coll);  // "Allreduce", ...
+bool is_rooted(Coll coll);         // reduce, bcast, gather(v), scatter(v)
+bool is_reduction(Coll coll);      // the collectives with an MPI_Op
 
 enum class CallForm { blocking, nonblocking, persistent };
 constexpr CallForm kCallForms[] = {CallForm::blocking, CallForm::nonblocking, CallForm::persistent};

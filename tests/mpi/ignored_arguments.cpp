@@ -495,20 +495,6 @@ void scatterv(Builder& b) {
   scatter_like(b, c.sendcounts, c.sdispls, varied(b.n(), b.me()), true);
 }
 
-bool rooted(Coll coll) {
-  switch (coll) {
-    case Coll::Reduce:
-    case Coll::Bcast:
-    case Coll::Gather:
-    case Coll::Gatherv:
-    case Coll::Scatter:
-    case Coll::Scatterv:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // MPI_IN_PLACE exists for these on intracommunicators (bcast and barrier have no send buffer).
 bool has_in_place(Coll coll) { return coll != Coll::Bcast && coll != Coll::Barrier; }
 
@@ -531,7 +517,7 @@ std::unique_ptr<Case> build_case(Coll coll, const CaseComm& comm, const Variant&
   const bool scan = coll == Coll::Scan || coll == Coll::Exscan;
   if (v.in_place && (comm.inter || !has_in_place(coll))) return c;
   if (comm.inter && scan) return c;
-  if (!rooted(coll) && (v.root != 0 || v.root_group != 0)) return c;  // one root value suffices
+  if (!is_rooted(coll) && (v.root != 0 || v.root_group != 0)) return c;  // one root value suffices
   c->applicable = true;
   Builder b(comm, v, space, *c);
   switch (coll) {

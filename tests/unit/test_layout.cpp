@@ -127,6 +127,66 @@ TEST(Layout, IgnoredArgumentsAreNotSignificant) {
   EXPECT_EQ(check_counts(root).error_class(), MPI_ERR_COUNT);
 }
 
+// Issue 13: MPI_IN_PLACE where MPI forbids it leaves a significant side based at MPI_IN_PLACE;
+// where MPI allows it, no side is.
+TEST(Layout, ForbiddenInPlaceIsReported) {
+  auto in_place_error = [](const Layout& l) { return check_in_place(l).error_class(); };
+  // Allowed: allreduce, the gather root's send buffer, the scatter root's receive buffer.
+  EXPECT_TRUE(check_in_place(layout_of(describe::allreduce(MPI_IN_PLACE, R, 5, MPI_INT, MPI_SUM, MPI_COMM_WORLD), 0, 3)).ok());
+  EXPECT_TRUE(check_in_place(layout_of(describe::gather(MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, R, 2, MPI_INT, 0,
+                                                        MPI_COMM_WORLD), 0, 3)).ok());
+  EXPECT_TRUE(check_in_place(layout_of(describe::scatter(S, 2, MPI_INT, MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, 0,
+                                                         MPI_COMM_WORLD), 0, 3)).ok());
+  // Forbidden: both buffers, bcast's buffer, off the root, on an intercommunicator.
+  EXPECT_EQ(in_place_error(layout_of(describe::allreduce(MPI_IN_PLACE, MPI_IN_PLACE, 5, MPI_INT, MPI_SUM,
+                                                         MPI_COMM_WORLD), 0, 3)), MPI_ERR_BUFFER);
+  EXPECT_EQ(in_place_error(layout_of(describe::bcast(MPI_IN_PLACE, 5, MPI_INT, 0, MPI_COMM_WORLD), 1, 3)), MPI_ERR_BUFFER);
+  EXPECT_EQ(in_place_error(layout_of(describe::gather(MPI_IN_PLACE, 2, MPI_INT, R, 2, MPI_INT, 0, MPI_COMM_WORLD), 1, 3)),
+            MPI_ERR_BUFFER);
+  EXPECT_EQ(in_place_error(layout_of(describe::reduce(MPI_IN_PLACE, R, 5, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), 2, 3)),
+            MPI_ERR_BUFFER);
+  EXPECT_EQ(in_place_error(layout_of(describe::scatter(S, 2, MPI_INT, MPI_IN_PLACE, 2, MPI_INT, 0, MPI_COMM_WORLD), 1, 3)),
+            MPI_ERR_BUFFER);
+  const Participant inter{0, 2, 3, true};
+  EXPECT_EQ(in_place_error(layout_of(describe::allgather(MPI_IN_PLACE, 2, MPI_INT, R, 2, MPI_INT, MPI_COMM_WORLD), inter)),
+            MPI_ERR_BUFFER);
+  // ... but not where the rank's arguments are all ignored (MPI_PROC_NULL in the root's group).
+  EXPECT_TRUE(check_in_place(layout_of(describe::gather(MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, MPI_IN_PLACE, -1,
+                                                        MPI_DATATYPE_NULL, MPI_PROC_NULL, MPI_COMM_WORLD), inter)).ok());
+}
+
+// Issue 13: a NULL counts array that is significant is reported (MPICH 4.0.2 dereferences it),
+// never read.
+TEST(Layout, NullSignificantCountsArrayIsReported) {
+  const int* none = nullptr;
+  const int counts[3] = {1, 1, 1};
+  EXPECT_EQ(check_counts(layout_of(describe::allgatherv(S, 1, MPI_INT, R, none, counts, MPI_INT, MPI_COMM_WORLD), 0, 3))
+                .error_class(),
+            MPI_ERR_ARG);
+  EXPECT_EQ(check_counts(layout_of(describe::reduce_scatter(S, R, none, MPI_INT, MPI_SUM, MPI_COMM_WORLD), 0, 3))
+                .error_class(),
+            MPI_ERR_ARG);
+  EXPECT_TRUE(check_counts(layout_of(describe::gatherv(S, 1, MPI_INT, R, none, none, MPI_INT, 0, MPI_COMM_WORLD), 1, 3))
+                  .ok());  // off the root they are ignored
+}
+
+// Issue 13: sides that cannot exist -- bytes past 2^63, a NULL buffer with data -- are refused.
+TEST(Layout, ImpossibleSidesAreReported) {
+  TypeInfo ints;  // MPI_INT's geometry (no MPI_Init here to ask)
+  ints.size = ints.extent = ints.true_extent = 4;
+  const Layout ok = layout_of(describe::allreduce(S, R, 5, MPI_INT, MPI_SUM, MPI_COMM_WORLD), 0, 3);
+  EXPECT_TRUE(check_side(ok.send, ints).ok());
+  const Layout huge =
+      layout_of(describe::allreduce(S, R, (MPI_Count{1} << 61) + 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), 0, 3);
+  EXPECT_EQ(check_side(huge.send, ints).error_class(), MPI_ERR_COUNT);
+  const Layout null_send = layout_of(describe::allreduce(nullptr, R, 5, MPI_INT, MPI_SUM, MPI_COMM_WORLD), 0, 3);
+  EXPECT_EQ(check_side(null_send.send, ints).error_class(), MPI_ERR_BUFFER);
+  const Layout null_empty = layout_of(describe::allreduce(nullptr, R, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD), 0, 3);
+  EXPECT_TRUE(check_side(null_empty.send, ints).ok());
+  TypeInfo none;
+  EXPECT_EQ(type_info(MPI_DATATYPE_NULL, &none).error_class(), MPI_ERR_TYPE);  // no query, no handler
+}
+
 TEST(Layout, IntercommunicatorRolesFollowRootArgument) {
   const Participant inter{0, 2, 3, true};  // local group of 2, remote group of 3
   const CollCall at_root = describe::gather(reinterpret_cast<void*>(1), -1, MPI_DATATYPE_NULL, R, 2, MPI_INT,

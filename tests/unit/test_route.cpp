@@ -71,6 +71,11 @@ TEST_F(RouteTest, OneRankUsesALocalCopyUnlessNonContiguous) {
   EXPECT_EQ(choose_route(in).path, Path::local_copy);
   in.contiguous = false;
   EXPECT_EQ(choose_route(in).path, Path::staged);
+  // A predefined op on a derived datatype is staged too, for the base MPI to check (issue 13).
+  in.kind = CollKind::allreduce;
+  in.contiguous = true;
+  in.predefined_op_on_derived_type = true;
+  EXPECT_EQ(choose_route(in).path, Path::staged);
 }
 
 TEST_F(RouteTest, IntercommunicatorsAreStaged) {
