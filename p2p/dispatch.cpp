@@ -71,7 +71,6 @@ Status check_large_counts(const P2PCall& call) {
   return {};
 }
 
-
 void log_route(const P2PPrepared& p, const char* path, const char* reason) {
   if (!config().debug) return;
   int rank = -1;
@@ -155,9 +154,7 @@ int route_asserted(const std::shared_ptr<Engine>& engine, const P2PCall& user_ca
   // A bad envelope goes to the base MPI as it is: it reports the error in its own words and reads
   // no buffer, and the protocol never numbers a header that cannot be sent (a rank outside the
   // communicator would index past the engine's peers).
-  int size = 0;
-  PMPI_Comm_size(call.comm, &size);
-  if (!envelope_acceptable(call, size)) return base(call.sendbuf, call.recvbuf, request, status);
+  if (!envelope_acceptable(call, engine->size())) return base(call.sendbuf, call.recvbuf, request, status);
   P2PPrepared p;
   describe_sides(call, &p);
   if (!p.send.significant() && !p.recv.significant()) return base(call.sendbuf, call.recvbuf, request, status);

@@ -73,6 +73,7 @@ class Engine {
 
   MPI_Comm comm() const { return comm_; }
   int rank() const { return rank_; }
+  int size() const { return size_; }
   std::size_t eager_limit() const { return eager_limit_; }
   std::size_t max_header_message() const { return sizeof(wire::Header) + eager_limit_; }
   int channel_device() const { return channel_->device(); }
