@@ -8,12 +8,15 @@
 #include <utility>
 #include <vector>
 
+#include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "device/background_free.h"
 #include "device/cuda_runtime.h"
 #include "device/fake_device.h"
 #include "device/handles.h"
+#include "env/byte_count.h"
 
 namespace mcrp::device {
 namespace {
@@ -27,19 +30,12 @@ struct Pool {
   PoolUsage usage[2];  // by BufferKind
 };
 
-// A byte count from the environment, with an optional K, M or G suffix (powers of 1024).
-std::size_t bytes_from_env(const char* name, std::size_t fallback) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || text[0] == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text) return fallback;
-  switch (*end) {
-    case 'G': case 'g': return static_cast<std::size_t>(value) << 30;
-    case 'M': case 'm': return static_cast<std::size_t>(value) << 20;
-    case 'K': case 'k': return static_cast<std::size_t>(value) << 10;
-    default: return static_cast<std::size_t>(value);
-  }
+// A pool limit from the environment (env/byte_count.h syntax); a bad value is reported and the
+// default kept. Read once per process, so each rank reports its own.
+std::size_t limit_from_env(const char* name, std::size_t fallback) {
+  const env::ByteCountSetting setting = env::byte_count_from_env(name, std::numeric_limits<std::size_t>::max());
+  if (!setting.problem.empty()) std::fprintf(stderr, "mcrpmpi: %s; using %zu\n", setting.problem.c_str(), fallback);
+  return setting.bytes ? static_cast<std::size_t>(*setting.bytes) : fallback;
 }
 
 PoolUsage& usage_of(Pool& p, BufferKind kind) { return p.usage[kind == BufferKind::device ? 1 : 0]; }
@@ -47,8 +43,8 @@ PoolUsage& usage_of(Pool& p, BufferKind kind) { return p.usage[kind == BufferKin
 Pool& pool() {
   static Pool* instance = [] {  // never destroyed: buffers may be released during exit
     auto* created = new Pool;
-    usage_of(*created, BufferKind::pinned_host).limit = bytes_from_env("MCRPMPI_PINNED_POOL_LIMIT", std::size_t{256} << 20);
-    usage_of(*created, BufferKind::device).limit = bytes_from_env("MCRPMPI_DEVICE_POOL_LIMIT", std::size_t{512} << 20);
+    usage_of(*created, BufferKind::pinned_host).limit = limit_from_env("MCRPMPI_PINNED_POOL_LIMIT", std::size_t{256} << 20);
+    usage_of(*created, BufferKind::device).limit = limit_from_env("MCRPMPI_DEVICE_POOL_LIMIT", std::size_t{512} << 20);
     return created;
   }();
   return *instance;

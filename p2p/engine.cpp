@@ -8,14 +8,17 @@
 #include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/progress.h"
+#include "tuning/table.h"
 
 namespace mcrp {
 namespace {
 
-std::size_t eager_limit_from_environment() {
-  const char* value = std::getenv("MCRPMPI_P2P_EAGER_LIMIT");
-  if (value == nullptr || value[0] == '\0') return 64 * 1024;
-  return static_cast<std::size_t>(std::strtoull(value, nullptr, 10));
+// The tuning table's limit: rank 0's MCRPMPI_P2P_EAGER_LIMIT or tuning file, the same on every rank
+// since MPI_Init installed the table (before any communicator can be asserted, hence before any
+// engine). A rank that used its own value could send an inline payload larger than the header
+// receive its peer posted (MPI_ERR_TRUNCATE).
+std::size_t shared_eager_limit() {
+  return static_cast<std::size_t>(tuning::active_table().p2p_eager_limit_bytes);
 }
 
 // MCRPMPI_DEBUG=1: one line per protocol step.
@@ -98,7 +101,7 @@ std::shared_ptr<Engine> Engine::create(MPI_Comm comm, const char* channel_kind, 
 }
 
 Engine::Engine(MPI_Comm comm, MPI_Comm control, MPI_Comm data, std::unique_ptr<Channel> channel)
-    : comm_(comm), control_(control), data_(data), eager_limit_(eager_limit_from_environment()),
+    : comm_(comm), control_(control), data_(data), eager_limit_(shared_eager_limit()),
       channel_(std::move(channel)) {
   PMPI_Comm_rank(comm, &rank_);
   PMPI_Comm_size(comm, &size_);

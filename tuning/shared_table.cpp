@@ -3,9 +3,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <utility>
 
+#include "env/byte_count.h"
 #include "tuning/tuning_file.h"
 
 #ifndef MCRPMPI_DEFAULT_TUNING_FILE
@@ -20,24 +22,24 @@ constexpr long long kMaxFileBytes = 16 << 20;
 
 enum class ReadStatus : int { ok = 0, missing = 1, unreadable = 2 };
 
-constexpr const char* kChunkVariable = "MCRPMPI_STAGED_CHUNK_BYTES";
+constexpr int kSettingCount = static_cast<int>(std::size(kByteSettings));
+constexpr int kHeaderCount = 3 + kSettingCount;
 
-// Rank 0's MCRPMPI_STAGED_CHUNK_BYTES: the bytes, or -1 when unset or not a number (then *why says
-// so). Only rank 0's counts: every rank must chunk a pipelined collective alike.
-long long chunk_override(std::string* why) {
-  const char* value = std::getenv(kChunkVariable);
-  if (value == nullptr || value[0] == '\0') return -1;
-  char* end = nullptr;
-  const long long bytes = std::strtoll(value, &end, 10);
-  if (*end != '\0' || bytes < 0) {
-    *why = std::string("ignoring ") + kChunkVariable + "=" + value + " (expected a number of bytes)";
-    return -1;
+// Rank 0's environment overrides of the table's byte counts (kByteSettings), one slot each: the
+// bytes, or -1 where unset or bad (a bad one is added to *warnings). Only rank 0's count: every rank
+// must chunk a pipelined collective alike and agree on the largest inline point-to-point message.
+void read_overrides(long long* slots, std::string* warnings) {
+  for (int i = 0; i < kSettingCount; ++i) {
+    const env::ByteCountSetting value = env::byte_count_from_env(kByteSettings[i].variable, kByteSettings[i].max_bytes);
+    slots[i] = value.bytes ? static_cast<long long>(*value.bytes) : -1;
+    if (!value.problem.empty()) *warnings += (warnings->empty() ? "" : "; ") + value.problem;
   }
-  return bytes;
 }
 
-void install_with_override(Table table, long long chunk_bytes) {
-  if (chunk_bytes >= 0) table.staged_chunk_bytes = static_cast<std::uint64_t>(chunk_bytes);
+void install_with_overrides(Table table, const long long* slots) {
+  for (int i = 0; i < kSettingCount; ++i) {
+    if (slots[i] >= 0) table.*kByteSettings[i].field = static_cast<std::uint64_t>(slots[i]);
+  }
   install_table(std::move(table));
 }
 
@@ -69,14 +71,15 @@ SharedLoad load_shared_table(MPI_Comm comm, const char* path, bool must_exist) {
   SharedLoad result;
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
-  // Rank 0 sends [status, origin length, text length, chunk override], then origin + text (the text
+  // Rank 0 sends [status, origin length, text length, overrides...], then origin + text (the text
   // is the reason there is no table when status is not ok). Every rank then holds the same origin,
-  // text and chunk size.
-  long long header[4] = {0, 0, 0, -1};
+  // text and overrides.
+  long long header[kHeaderCount] = {0, 0, 0};
+  long long* const overrides = header + 3;
   std::string payload;
-  std::string chunk_warning;
+  std::string override_warnings;
   if (rank == 0) {
-    header[3] = chunk_override(&chunk_warning);
+    read_overrides(overrides, &override_warnings);
     std::string text, why;
     ReadStatus status = read_file(path, &text, &why);
     if (status == ReadStatus::missing && !must_exist) {
@@ -89,7 +92,7 @@ SharedLoad load_shared_table(MPI_Comm comm, const char* path, bool must_exist) {
     header[1] = static_cast<long long>(std::string(path).size());
     header[2] = static_cast<long long>(text.size());
   }
-  if ((result.mpi_error = PMPI_Bcast(header, 4, MPI_LONG_LONG, 0, comm)) != MPI_SUCCESS) return result;
+  if ((result.mpi_error = PMPI_Bcast(header, kHeaderCount, MPI_LONG_LONG, 0, comm)) != MPI_SUCCESS) return result;
   payload.resize(static_cast<std::size_t>(header[1] + header[2]));
   if ((result.mpi_error = PMPI_Bcast(payload.data(), static_cast<int>(payload.size()), MPI_CHAR, 0, comm)) !=
       MPI_SUCCESS) {
@@ -104,12 +107,12 @@ SharedLoad load_shared_table(MPI_Comm comm, const char* path, bool must_exist) {
     parsed = parse_tuning_file(text, origin);
     if (!parsed.table) result.message = parsed.error + "; using the built-in table";
   }
-  if (!chunk_warning.empty()) result.message += (result.message.empty() ? "" : "; ") + chunk_warning;
+  if (!override_warnings.empty()) result.message += (result.message.empty() ? "" : "; ") + override_warnings;
   if (!parsed.table) {
-    install_with_override(builtin_table(), header[3]);
+    install_with_overrides(builtin_table(), overrides);
     return result;
   }
-  install_with_override(std::move(*parsed.table), header[3]);
+  install_with_overrides(std::move(*parsed.table), overrides);
   result.installed = true;
   return result;
 }

@@ -76,6 +76,7 @@ Decision Table::lookup(const Query& query) const {
 std::uint64_t Table::hash() const {
   Fnv1a h;
   h.add(staged_chunk_bytes);
+  h.add(p2p_eager_limit_bytes);
   for (int kind = 0; kind < kCollKindCount; ++kind) {
     h.add(static_cast<std::uint64_t>(kind));
     h.add(per_kind[kind].size());

@@ -30,6 +30,14 @@ struct Rules {
 // time, small enough that copies and the host collective overlap from a few MiB on.
 inline constexpr std::uint64_t kDefaultStagedChunkBytes = 1 << 20;
 
+// Device-only point-to-point (README, "Device-only communicators"): payloads up to this size travel
+// inside the matching header. Every rank must use the same value, since a receive is posted for the
+// largest header a sender may send; it therefore lives in the table that rank 0 shares at MPI_Init.
+inline constexpr std::uint64_t kDefaultP2pEagerLimitBytes = 64 << 10;
+// Every posted receive on such a communicator holds a pinned buffer of header + limit bytes, so a
+// larger limit is refused as a mistake rather than honoured.
+inline constexpr std::uint64_t kMaxP2pEagerLimitBytes = 1 << 30;
+
 class MCRPMPI_TUNING_API Table {
  public:
   Source source = Source::builtin;
@@ -38,14 +46,36 @@ class MCRPMPI_TUNING_API Table {
   // Bytes per chunk of a pipelined staged collective; 0 turns pipelining off. Tuning file field
   // "staged_chunk_bytes", replaced by MCRPMPI_STAGED_CHUNK_BYTES as rank 0 read it (shared_table.h).
   std::uint64_t staged_chunk_bytes = kDefaultStagedChunkBytes;
+  // Largest payload sent inline on a device-only communicator (p2p/engine.h). Tuning file field
+  // "p2p_eager_limit_bytes", replaced by MCRPMPI_P2P_EAGER_LIMIT as rank 0 read it.
+  std::uint64_t p2p_eager_limit_bytes = kDefaultP2pEagerLimitBytes;
 
   // Finds the range holding query.bytes; unknown sizes use the last (largest) range. When no rule
   // applies (the file has none for this collective or size), the built-in default is returned.
   // Allocates nothing.
   Decision lookup(const Query& query) const;
 
-  // FNV-1a over the rules (not the origin or source): equal hashes mean equal routing.
+  // FNV-1a over the rules and sizes (not the origin or source): equal hashes mean equal routing.
   std::uint64_t hash() const;
+};
+
+// A byte count of the table set by one top-level key of the tuning file and overridden by one
+// environment variable on rank 0 (shared_table.h); the file writer omits it at its default.
+struct ByteSetting {
+  const char* file_key;
+  const char* variable;
+  std::uint64_t Table::*field;
+  std::uint64_t default_bytes;
+  std::uint64_t max_bytes;  // larger values are refused, in the file and in the environment
+};
+
+inline constexpr ByteSetting kByteSettings[] = {
+    {"staged_chunk_bytes", "MCRPMPI_STAGED_CHUNK_BYTES", &Table::staged_chunk_bytes, kDefaultStagedChunkBytes,
+     // no chunk is that large; the bound keeps rank 0's override within the signed 64-bit
+     // integers it is broadcast in (shared_table.cpp)
+     std::uint64_t{1} << 62},
+    {"p2p_eager_limit_bytes", "MCRPMPI_P2P_EAGER_LIMIT", &Table::p2p_eager_limit_bytes, kDefaultP2pEagerLimitBytes,
+     kMaxP2pEagerLimitBytes},
 };
 
 // Every collective on NCCL at every size: NCCL wins or ties on device buffers in the measurements

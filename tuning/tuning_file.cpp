@@ -40,6 +40,17 @@ std::uint64_t byte_count(const json& value, const std::string& path) {
   return value.get<std::uint64_t>();
 }
 
+// The top-level byte counts (table.h, kByteSettings); absent ones keep their defaults.
+void parse_byte_settings(const json& doc, Table* table) {
+  for (const ByteSetting& setting : kByteSettings) {
+    auto it = doc.find(setting.file_key);
+    if (it == doc.end()) continue;
+    const std::uint64_t bytes = byte_count(*it, setting.file_key);
+    if (bytes > setting.max_bytes) fail(setting.file_key, "expected at most " + std::to_string(setting.max_bytes) + " bytes");
+    table->*setting.field = bytes;
+  }
+}
+
 Range parse_range(const json& value, const std::string& path) {
   if (!value.is_object()) fail(path, "expected an object {\"from\", \"to\", \"path\"}");
   reject_unknown_keys(value, path, {"from", "to", "path"});
@@ -95,7 +106,7 @@ Rules parse_rules(const json& value, const std::string& path) {
 Table parse_document(const json& doc) {
   if (!doc.is_object()) fail("(top level)", "expected an object");
   reject_unknown_keys(doc, "(top level)", {"version", "machine", "created", "comment", "staged_chunk_bytes",
-                                              "collectives"});
+                                              "p2p_eager_limit_bytes", "collectives"});
   const json& version = member(doc, "(top level)", "version");
   if (!version.is_number_integer() || version.get<std::int64_t>() != kTuningFileVersion) {
     fail("version", "unsupported version " + version.dump() + " (this library reads version " +
@@ -105,9 +116,7 @@ Table parse_document(const json& doc) {
   if (!collectives.is_object()) fail("collectives", "expected an object keyed by collective name");
   Table table;
   table.source = Source::tuning_file;
-  if (auto chunk = doc.find("staged_chunk_bytes"); chunk != doc.end()) {
-    table.staged_chunk_bytes = byte_count(*chunk, "staged_chunk_bytes");
-  }
+  parse_byte_settings(doc, &table);
   for (const auto& item : collectives.items()) {
     const std::string path = "collectives." + item.key();
     CollKind kind;
@@ -173,7 +182,9 @@ std::string write_tuning_file(const Table& table, const FileMetadata& metadata) 
   if (!metadata.machine.empty()) doc["machine"] = metadata.machine;
   if (!metadata.created.empty()) doc["created"] = metadata.created;
   if (!metadata.comment.empty()) doc["comment"] = metadata.comment;
-  if (table.staged_chunk_bytes != kDefaultStagedChunkBytes) doc["staged_chunk_bytes"] = table.staged_chunk_bytes;
+  for (const ByteSetting& setting : kByteSettings) {
+    if (table.*setting.field != setting.default_bytes) doc[setting.file_key] = table.*setting.field;
+  }
   json collectives = json::object();
   for (int k = 0; k < kCollKindCount; ++k) {
     if (table.per_kind[k].empty()) continue;

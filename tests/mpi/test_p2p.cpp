@@ -26,6 +26,7 @@
 
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/device_only_comm.h"
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/p2p_entry_points.h"
 
@@ -650,14 +651,7 @@ void two_threads(const Env& e) {
 // The communicator the sections run on: WORLD, or (--assert info) a duplicate carrying the
 // device-only assertion in its info.
 MPI_Comm communicator_for(const std::string& how) {
-  if (how != "info") return MPI_COMM_WORLD;
-  MPI_Info info;
-  MPI_Info_create(&info);
-  MPI_Info_set(info, "mpi_assert_memory_alloc_kinds", "cuda:device");
-  MPI_Comm comm;
-  MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comm);
-  MPI_Info_free(&info);
-  return comm;
+  return how == "info" ? dup_asserting_device_only(MPI_COMM_WORLD) : MPI_COMM_WORLD;
 }
 
 }  // namespace

@@ -126,6 +126,46 @@ void chunk_override_comes_from_rank_0() {
   if (g_rank == 0) std::remove(path.c_str());
 }
 
+// MCRPMPI_P2P_EAGER_LIMIT likewise: rank 0's value (suffixes accepted) is every rank's; a tuning
+// file's p2p_eager_limit_bytes holds without it; a bad or too large value is reported and ignored.
+void eager_limit_override_comes_from_rank_0() {
+  const char* variable = "MCRPMPI_P2P_EAGER_LIMIT";
+  const std::string path = rank0_file(R"({"version": 1, "p2p_eager_limit_bytes": 2048, "collectives": {}})", "eager.json");
+  const auto load_with = [&](const char* rank0_value, const char* other_value) {
+    if (rank0_value != nullptr && g_rank == 0) setenv(variable, rank0_value, 1);
+    if (other_value != nullptr && g_rank != 0) setenv(variable, other_value, 1);
+    SharedLoad load = load_shared_table(MPI_COMM_WORLD, path.c_str(), true);
+    unsetenv(variable);
+    check(same_everywhere(active_table().p2p_eager_limit_bytes), "the same eager limit on every rank");
+    check(same_everywhere(active_table().hash()), "the same table on every rank");
+    return load;
+  };
+  SharedLoad load = load_with("64K", "7");
+  check(load.installed && active_table().p2p_eager_limit_bytes == 65536,
+        "rank 0's eager limit (64K) in force: " + std::to_string(active_table().p2p_eager_limit_bytes));
+  load = load_with("0", "1M");
+  check(active_table().p2p_eager_limit_bytes == 0, "rank 0's eager limit 0 in force");
+  load = load_with(nullptr, "1M");
+  check(active_table().p2p_eager_limit_bytes == 2048, "the file's p2p_eager_limit_bytes without a rank 0 override");
+  load = load_with("64KB", nullptr);
+  check(active_table().p2p_eager_limit_bytes == 2048, "a malformed override is ignored");
+  check(g_rank != 0 || load.message.find("ignoring MCRPMPI_P2P_EAGER_LIMIT=64KB (expected digits") != std::string::npos,
+        "a malformed override is reported by rank 0: " + load.message);
+  load = load_with("2G", nullptr);
+  check(active_table().p2p_eager_limit_bytes == 2048, "a too large override is ignored");
+  check(g_rank != 0 || load.message.find("ignoring MCRPMPI_P2P_EAGER_LIMIT=2G (more than the largest accepted value, "
+                                         "1073741824 bytes)") != std::string::npos,
+        "a too large override is reported by rank 0: " + load.message);
+  if (g_rank == 0) setenv(variable, "4096", 1);
+  load = load_shared_table(MPI_COMM_WORLD, "/nonexistent/t.json", false);
+  check(active_table().source == Source::builtin && active_table().p2p_eager_limit_bytes == 4096,
+        "rank 0's override applies to the built-in table too");
+  unsetenv(variable);
+  load = load_shared_table(MPI_COMM_WORLD, "/nonexistent/t.json", false);
+  check(active_table().p2p_eager_limit_bytes == kDefaultP2pEagerLimitBytes, "the built-in eager limit by default");
+  if (g_rank == 0) std::remove(path.c_str());
+}
+
 // The WORLD map answers what the collective classification answers, without communicating, and
 // says NCCL is usable on a communicator only when every member said so.
 void world_map_matches_the_collective_classification() {
@@ -163,6 +203,7 @@ int main(int argc, char** argv) {
   bad_file_falls_back_everywhere("version.json", R"({"version": 99, "collectives": {}})", "unsupported version 99");
   missing_files();
   chunk_override_comes_from_rank_0();
+  eager_limit_override_comes_from_rank_0();
   initialize_reads_the_environment();
   world_map_matches_the_collective_classification();
   int failures = 0;

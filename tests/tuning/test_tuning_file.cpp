@@ -62,6 +62,57 @@ TEST(TuningFile, StagedChunkBytesIsReadWrittenAndHashed) {
             std::string::npos);
 }
 
+TEST(TuningFile, P2pEagerLimitIsReadWrittenAndHashed) {
+  const std::string empty = R"({"version": 1, "collectives": {}})";
+  ParsedTable parsed = parse_tuning_file(R"({"version": 1, "p2p_eager_limit_bytes": 4096, "collectives": {}})", "p");
+  ASSERT_TRUE(parsed.table) << parsed.error;
+  EXPECT_EQ(parsed.table->p2p_eager_limit_bytes, 4096u);
+  EXPECT_EQ(parsed.table->staged_chunk_bytes, kDefaultStagedChunkBytes);
+  EXPECT_NE(parsed.table->hash(), parse_tuning_file(empty, "d").table->hash());
+  const std::string written = write_tuning_file(*parsed.table, FileMetadata{});
+  EXPECT_NE(written.find("\"p2p_eager_limit_bytes\": 4096"), std::string::npos) << written;
+  ParsedTable again = parse_tuning_file(written, "w");
+  ASSERT_TRUE(again.table) << again.error << "\n" << written;
+  EXPECT_EQ(again.table->p2p_eager_limit_bytes, 4096u);
+  EXPECT_EQ(again.table->hash(), parsed.table->hash());
+  // 0 (every payload by rendezvous) and the largest accepted value are kept.
+  for (std::uint64_t bytes : {std::uint64_t{0}, kMaxP2pEagerLimitBytes}) {
+    Table table = builtin_table();
+    table.p2p_eager_limit_bytes = bytes;
+    ParsedTable round = parse_tuning_file(write_tuning_file(table, FileMetadata{}), "r");
+    ASSERT_TRUE(round.table) << round.error;
+    EXPECT_EQ(round.table->p2p_eager_limit_bytes, bytes);
+  }
+}
+
+TEST(TuningFile, DefaultSizesAreNotWritten) {
+  const Table table = builtin_table();
+  EXPECT_EQ(table.p2p_eager_limit_bytes, kDefaultP2pEagerLimitBytes);
+  EXPECT_EQ(kDefaultP2pEagerLimitBytes, 65536u);
+  const std::string written = write_tuning_file(table, FileMetadata{});
+  EXPECT_EQ(written.find("p2p_eager_limit_bytes"), std::string::npos) << written;
+  EXPECT_EQ(written.find("staged_chunk_bytes"), std::string::npos) << written;
+  ParsedTable parsed = parse_tuning_file(written, "w");
+  ASSERT_TRUE(parsed.table) << parsed.error;
+  EXPECT_EQ(parsed.table->p2p_eager_limit_bytes, kDefaultP2pEagerLimitBytes);
+}
+
+TEST(TuningFile, MalformedP2pEagerLimitIsNamed) {
+  const auto with_limit = [](const std::string& value) {
+    return R"({"version": 1, "p2p_eager_limit_bytes": )" + value + R"(, "collectives": {}})";
+  };
+  for (const char* bad : {"-1", "\"64K\"", "1.5", "null", "true", "[4096]"}) {
+    const std::string e = error_of(with_limit(bad));
+    EXPECT_NE(e.find("t.json: p2p_eager_limit_bytes: expected a non-negative integer number of bytes"), std::string::npos)
+        << bad << ": " << e;
+  }
+  const std::string too_large = error_of(with_limit(std::to_string(kMaxP2pEagerLimitBytes + 1)));
+  EXPECT_NE(too_large.find("p2p_eager_limit_bytes: expected at most 1073741824 bytes"), std::string::npos) << too_large;
+  EXPECT_NE(error_of(with_limit("18446744073709551616")).find("p2p_eager_limit_bytes"), std::string::npos);
+  EXPECT_NE(error_of(R"({"version": 1, "p2p_eager_limit": 4096, "collectives": {}})").find("p2p_eager_limit: unknown field"),
+            std::string::npos);
+}
+
 TEST(TuningFile, SyntaxErrorNamesLineAndColumn) {
   const std::string e = error_of("{\n  \"version\": 1,\n  \"collectives\": {,}\n}\n");
   EXPECT_NE(e.find("t.json: line 3, column 19"), std::string::npos) << e;

@@ -1,0 +1,19 @@
+// A duplicate of a communicator carrying the MPI 4.1 assertion that its point-to-point buffers are
+// device memory (mpi_assert_memory_alloc_kinds=cuda:device): the library's device-only protocol
+// (README, "Device-only communicators") runs on it. Collective over `comm`; the caller frees it.
+#pragma once
+#include <mpi.h>
+
+namespace mcrp_test {
+
+inline MPI_Comm dup_asserting_device_only(MPI_Comm comm) {
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "mpi_assert_memory_alloc_kinds", "cuda:device");
+  MPI_Comm duplicate;
+  MPI_Comm_dup_with_info(comm, info, &duplicate);
+  MPI_Info_free(&info);
+  return duplicate;
+}
+
+}  // namespace mcrp_test
