@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 
 namespace mcrp_test {
@@ -52,13 +51,6 @@ bool select_cuda_device(MPI_Comm comm) {
   }
   require(cudaSetDevice(rank % devices), "cudaSetDevice");
   return true;
-}
-
-MemorySpace* space_from_arguments(int argc, char** argv) {
-  static HostMemory host;
-  static DeviceMemory device;
-  if (argc > 1 && std::strcmp(argv[1], "--host") == 0) return &host;
-  return select_cuda_device(MPI_COMM_WORLD) ? &device : nullptr;
 }
 
 }  // namespace mcrp_test

@@ -1,13 +1,12 @@
-// Device memory for the shared checks (tests/mpi/memory_space.h), and the one way GPU tests decide
-// to skip: no usable CUDA device means exit code 77 with the reason printed.
+// CUDA device memory for the shared checks (tests/mpi/memory_space.h), and how GPU tests decide to
+// skip: no usable CUDA device means exit code 77 with the reason printed. Programs choose it by name
+// through tests/mpi/memory_spaces.h, which also offers the fake device for CPU CI.
 #pragma once
 #include <mpi.h>
 
 #include "tests/mpi/memory_space.h"
 
 namespace mcrp_test {
-
-constexpr int kSkipCode = 77;
 
 class DeviceMemory final : public MemorySpace {
  public:
@@ -20,12 +19,7 @@ class DeviceMemory final : public MemorySpace {
 
 // After MPI_Init: picks this rank's device (rank modulo device count) and returns true, or prints
 // why there is none (on rank 0 of `comm`) and returns false; then the caller finalizes and exits
-// with kSkipCode. Every rank decides alike.
+// with kSkipExitCode (tests/mpi/memory_spaces.h). Every rank decides alike.
 bool select_cuda_device(MPI_Comm comm);
-
-// For tests that also run on the host: host memory when the first argument is --host (CPU CI checks
-// the test's own references that way), else this rank's CUDA device (select_cuda_device on WORLD).
-// Null when there is no device: the caller finalizes and exits with kSkipCode.
-MemorySpace* space_from_arguments(int argc, char** argv);
 
 }  // namespace mcrp_test

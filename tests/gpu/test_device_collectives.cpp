@@ -1,8 +1,10 @@
 // Every blocking collective on device buffers, checked against the same call on host buffers (which
 // the library sends to the base MPI untouched). Run once per path: `--path nccl` (default routing)
-// and `--path mpi` (MCRPMPI_<COLLECTIVE>=mpi for all, i.e. the staged path). Exits 77 (skipped)
-// without a CUDA device. Inputs are small integers, so sums are exact in any reduction order.
-#include <cuda_runtime_api.h>
+// and `--path mpi` (MCRPMPI_<COLLECTIVE>=mpi for all, i.e. the staged path). `--space device`
+// (default) puts the device buffers in CUDA memory, `--space fake-device` in the library's fake
+// device memory (MCRPMPI_FAKE_DEVICE=1: CPU CI, where the NCCL path falls back to staging unless a
+// fake NCCL is loaded). Exits 77 (skipped) when the space cannot be had on every rank. Inputs are
+// small integers, so sums are exact in any reduction order.
 #include <mpi.h>
 
 #include <algorithm>
@@ -11,12 +13,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "tests/mpi/memory_spaces.h"
+
 namespace {
 
-constexpr int kSkip = 77;
+using mcrp_test::MemorySpace;
+using mcrp_test::SpaceBuffer;
+
 int g_rank = 0, g_size = 1, g_failures = 0, g_passes = 0;
 const bool g_trace = std::getenv("MCRPMPI_TEST_TRACE") != nullptr;  // name each case as it starts
 
@@ -47,22 +54,15 @@ void fill(std::vector<unsigned char>& bytes, int seed) {
   }
 }
 
-void check(const Case& c) {
+void check(MemorySpace& space, const Case& c) {
   if (g_trace) std::fprintf(stderr, "[rank %d] %s\n", g_rank, c.name.c_str());
-  std::vector<unsigned char> send(c.send_bytes + 1), recv_host(c.recv_bytes + 1), recv_device(c.recv_bytes + 1);
+  std::vector<unsigned char> send(c.send_bytes + 1), recv_host(c.recv_bytes + 1);
   fill(send, g_rank + 1);
   fill(recv_host, 100 + g_rank);
-  recv_device = recv_host;
-  void *dsend = nullptr, *drecv = nullptr;
-  cudaMalloc(&dsend, send.size());
-  cudaMalloc(&drecv, recv_device.size());
-  cudaMemcpy(dsend, send.data(), send.size(), cudaMemcpyHostToDevice);
-  cudaMemcpy(drecv, recv_device.data(), recv_device.size(), cudaMemcpyHostToDevice);
+  const SpaceBuffer<unsigned char> device_send(space, send), device_recv(space, recv_host);
   const int host_rc = c.run({send.data(), recv_host.data()});
-  const int device_rc = c.run({dsend, drecv});
-  cudaMemcpy(recv_device.data(), drecv, recv_device.size(), cudaMemcpyDeviceToHost);
-  cudaFree(dsend);
-  cudaFree(drecv);
+  const int device_rc = c.run({device_send.data(), device_recv.data()});
+  const std::vector<unsigned char> recv_device = device_recv.download();
   const std::size_t compared = std::min(c.defined_bytes, c.recv_bytes);
   const bool same = (c.skip_check_on_rank0 && g_rank == 0) ||
                     std::equal(recv_host.begin(), recv_host.begin() + compared, recv_device.begin());
@@ -133,41 +133,65 @@ std::vector<Case> cases(int n) {
 }
 
 // A strided datatype on device buffers: NCCL's path packs it through host memory.
-void check_strided_bcast(int n) {
+void check_strided_bcast(MemorySpace& space, int n) {
   MPI_Datatype every_other;
   MPI_Type_vector(n, 1, 2, MPI_FLOAT, &every_other);
   MPI_Type_commit(&every_other);
-  check(Case{"bcast strided type n=" + std::to_string(n), 0, 2 * n * sizeof(float) + 4,
-             [=](const Buffers& b) { return MPI_Bcast(b.recv, 1, every_other, 0, MPI_COMM_WORLD); }});
+  check(space, Case{"bcast strided type n=" + std::to_string(n), 0, 2 * n * sizeof(float) + 4,
+                    [=](const Buffers& b) { return MPI_Bcast(b.recv, 1, every_other, 0, MPI_COMM_WORLD); }});
   MPI_Type_free(&every_other);
+}
+
+struct Options {
+  std::string path = "nccl";    // nccl: default routing; mpi: every collective forced onto staging
+  std::string space = "device";  // where the device buffers live (tests/mpi/memory_spaces.h)
+};
+
+// `--path nccl|mpi` and `--space device|fake-device`, in any order; anything else is a usage error.
+bool parse(int argc, char** argv, Options* options) {
+  for (int i = 1; i < argc; i += 2) {
+    const bool has_value = i + 1 < argc;
+    if (has_value && std::strcmp(argv[i], "--path") == 0) {
+      options->path = argv[i + 1];
+    } else if (has_value && std::strcmp(argv[i], "--space") == 0) {
+      options->space = argv[i + 1];
+    } else {
+      return false;
+    }
+  }
+  return options->path == "nccl" || options->path == "mpi";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool staged = argc > 2 && std::strcmp(argv[1], "--path") == 0 && std::strcmp(argv[2], "mpi") == 0;
-  if (staged) {
+  Options options;
+  if (!parse(argc, argv, &options)) {
+    std::fprintf(stderr, "usage: %s [--path nccl|mpi] [--space device|fake-device]\n", argv[0]);
+    return 2;
+  }
+  if (options.path == "mpi") {
     for (const char* v : {"ALLREDUCE", "REDUCE", "BCAST", "ALLGATHER", "ALLGATHERV", "REDUCE_SCATTER",
                           "REDUCE_SCATTER_BLOCK", "ALLTOALL", "ALLTOALLV", "GATHER", "GATHERV", "SCATTER", "SCATTERV"}) {
       setenv((std::string("MCRPMPI_") + v).c_str(), "mpi", 1);
     }
   }
-  int devices = 0;
-  const cudaError_t probe = cudaGetDeviceCount(&devices);
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  if (probe != cudaSuccess || devices == 0) {
-    if (g_rank == 0) std::printf("SKIPPED: no CUDA device (%s)\n", probe != cudaSuccess ? cudaGetErrorString(probe) : "0 devices");
+  const std::unique_ptr<MemorySpace> space = mcrp_test::make_memory_space(options.space, MPI_COMM_WORLD);
+  if (space == nullptr) {
     MPI_Finalize();
-    return kSkip;
+    return mcrp_test::kSkipExitCode;
   }
-  cudaSetDevice(g_rank % devices);
   for (int n : {0, 1, 1000, 65539}) {
-    for (const Case& c : cases(n)) check(c);
-    check_strided_bcast(n);
+    for (const Case& c : cases(n)) check(*space, c);
+    check_strided_bcast(*space, n);
   }
-  if (g_rank == 0) std::printf("%d passed, %d failed (%d ranks, path %s)\n", g_passes, g_failures, g_size, staged ? "mpi" : "nccl");
+  if (g_rank == 0) {
+    std::printf("%d passed, %d failed (%d ranks, path %s, %s memory)\n", g_passes, g_failures, g_size,
+                options.path.c_str(), space->name());
+  }
   MPI_Finalize();
   return g_failures == 0 ? 0 : 1;
 }

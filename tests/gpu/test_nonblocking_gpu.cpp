@@ -8,7 +8,8 @@
 // NCCL work in one fixed per-rank order (one stream for all communicators, or each launch held back
 // until the previous call finished), "even ranks A then B, odd ranks B then A" would leave each
 // rank's first kernel waiting inside NCCL for a peer kernel queued behind that peer's other
-// communicator: a cycle. Exits 77 without a CUDA device. Inputs are small integers: exact sums.
+// communicator: a cycle. Exits 77 without a CUDA device (unless --host or --fake-device). Inputs
+// are small integers: exact sums.
 #include <mpi.h>
 
 #include <cstdint>
@@ -17,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/gpu/device_memory.h"
+#include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/cross_comm_order.h"
 
@@ -271,13 +272,14 @@ void run_batch(Checker& checker, const Batch& batch, Completion how) {
 }  // namespace
 
 // --host runs the same checks on host buffers (CPU CI): that validates the test's own references and
-// counts, so a GPU run only has the library left to fail.
+// counts, so a GPU run only has the library left to fail. --fake-device (MCRPMPI_FAKE_DEVICE=1) runs
+// the library's device request machinery on CPU, staged.
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  MemorySpace* chosen = mcrp_test::space_from_arguments(argc, argv);
+  const std::unique_ptr<MemorySpace> chosen = mcrp_test::space_from_arguments(argc, argv);
   if (chosen == nullptr) {
     MPI_Finalize();
-    return mcrp_test::kSkipCode;
+    return mcrp_test::kSkipExitCode;
   }
   MemorySpace& space = *chosen;
   Checker checker;

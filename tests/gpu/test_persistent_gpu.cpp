@@ -5,14 +5,14 @@
 // independent, and only possible because MPI_Start only starts the device work (it used to run it to
 // completion, which made this order deadlock). Completed in turn with Waitall, a Testall loop,
 // Waitany and Waitsome; every result is checked against a host reference; then freed.
-// Exits 77 without a CUDA device (unless --host).
+// Exits 77 without a CUDA device (unless --host or --fake-device).
 #include <mpi.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "tests/gpu/device_memory.h"
+#include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/check.h"
 
 namespace {
@@ -122,12 +122,13 @@ int complete(int how, std::vector<MPI_Request>& all) {
 
 // --host: the same on host buffers (CPU CI), i.e. the base MPI's persistent requests through the
 // library's Wait/Test family, which works around MPICH 4.0.2's Waitany/Waitsome on them.
+// --fake-device (MCRPMPI_FAKE_DEVICE=1): the library's device persistent requests, staged, on CPU.
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  mcrp_test::MemorySpace* space = mcrp_test::space_from_arguments(argc, argv);
+  const std::unique_ptr<mcrp_test::MemorySpace> space = mcrp_test::space_from_arguments(argc, argv);
   if (space == nullptr) {
     MPI_Finalize();
-    return mcrp_test::kSkipCode;
+    return mcrp_test::kSkipExitCode;
   }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -3,18 +3,21 @@
 # do. The device-buffer runs (test_nonblocking_gpu, test_horovod_pattern --device) are registered in
 # tests/gpu/CMakeLists.txt; they share the checks and memory helpers built here.
 
-# Harness (check.cpp), the cross-communicator patterns, and device memory for the --device runs.
+# Harness (check.cpp), the cross-communicator patterns, and the memory spaces tests put their buffers
+# in (memory_spaces.h: host, the library's fake device found with dlsym, CUDA device memory). The
+# CUDA runtime is static and touched only for the CUDA space, so CPU runs need no CUDA at run time.
 add_library(mcrpmpi_request_checks OBJECT check.cpp cross_comm_order.cpp)
 target_link_libraries(mcrpmpi_request_checks PUBLIC mcrpmpi_build_options MPI::MPI_CXX)
-add_library(mcrpmpi_test_device_memory OBJECT ${CMAKE_CURRENT_SOURCE_DIR}/../gpu/device_memory.cpp)
-target_link_libraries(mcrpmpi_test_device_memory PUBLIC mcrpmpi_build_options MPI::MPI_CXX CUDA::cudart_static)
+add_library(mcrpmpi_test_device_memory OBJECT memory_spaces.cpp ${CMAKE_CURRENT_SOURCE_DIR}/../gpu/device_memory.cpp)
+target_link_libraries(mcrpmpi_test_device_memory PUBLIC mcrpmpi_build_options MPI::MPI_CXX CUDA::cudart_static
+                      ${CMAKE_DL_LIBS})
 
 foreach(name request_mix cross_comm_order persistent_loop)
   add_executable(test_${name} test_${name}.cpp)
   target_link_libraries(test_${name} PRIVATE mcrpmpi mcrpmpi_request_checks MPI::MPI_CXX)
 endforeach()
-# One program for the host run (here) and the --device run (tests/gpu): the CUDA runtime is linked
-# statically and only touched with --device.
+# One program for the host and --fake-device runs (here) and the --device run (tests/gpu): the CUDA
+# runtime is linked statically and only touched with --device.
 add_executable(test_horovod_pattern test_horovod_pattern.cpp)
 target_link_libraries(test_horovod_pattern PRIVATE mcrpmpi mcrpmpi_request_checks mcrpmpi_test_device_memory
                                                    MPI::MPI_CXX Threads::Threads CUDA::cudart_static)
@@ -30,6 +33,12 @@ foreach(np 1 2 3 4)
                        COMMAND $<TARGET_FILE:test_persistent_loop>)
   mcrpmpi_add_mpi_test(NAME mpi.horovod_pattern.np${np} NPROCS ${np} TIMEOUT 300 LABELS "host;horovod"
                        COMMAND $<TARGET_FILE:test_horovod_pattern>)
+endforeach()
+# The data buffers on the fake device: the library routes them by kind and stages them.
+foreach(np 2 3)
+  mcrpmpi_add_mpi_test(NAME mpi.horovod_pattern.fake_device.np${np} NPROCS ${np} TIMEOUT 300
+                       LABELS "host;fake_device;horovod" ENV MCRPMPI_FAKE_DEVICE=1
+                       COMMAND $<TARGET_FILE:test_horovod_pattern> --fake-device)
 endforeach()
 # ---- end of the request tests -----------------------------------------------------------------------
 

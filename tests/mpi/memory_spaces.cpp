@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "tests/gpu/device_memory.h"
+#include "tests/mpi/command_line.h"
 
 namespace mcrp_test {
 namespace {
@@ -71,6 +72,16 @@ std::unique_ptr<MemorySpace> make_memory_space(const std::string& name, MPI_Comm
     return nullptr;
   }
   return space;
+}
+
+std::unique_ptr<MemorySpace> space_from_arguments(int argc, char** argv) {
+  const bool host = flag(argc, argv, "--host");
+  const bool fake_device = flag(argc, argv, "--fake-device");
+  if (host && fake_device) {
+    std::fprintf(stderr, "%s: --host and --fake-device exclude each other\n", argc > 0 ? argv[0] : "test");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  return make_memory_space(host ? "host" : fake_device ? "fake-device" : "device", MPI_COMM_WORLD);
 }
 
 }  // namespace mcrp_test

@@ -19,4 +19,9 @@ constexpr int kSkipExitCode = 77;  // ctest reports it as skipped
 // has then printed "SKIPPED: <why>" and the caller exits with kSkipExitCode after MPI_Finalize.
 std::unique_ptr<MemorySpace> make_memory_space(const std::string& name, MPI_Comm comm);
 
+// For the device-buffer programs (tests/gpu) that take a flag instead of `--space <name>`: `--host`
+// or `--fake-device` anywhere among the arguments, else CUDA device memory; then make_memory_space
+// on MPI_COMM_WORLD (null: skip). Both flags at once is a usage error: message and MPI_Abort.
+std::unique_ptr<MemorySpace> space_from_arguments(int argc, char** argv);
+
 }  // namespace mcrp_test

@@ -1,12 +1,14 @@
-// Horovod's call pattern (issues 3 and 6), with `--device` for the GPU run. After
+// Horovod's call pattern (issues 3 and 6), with `--device` for the GPU run and `--fake-device` for
+// the library's fake device on CPU (MCRPMPI_FAKE_DEVICE=1). After
 // MPI_Init_thread(MPI_THREAD_MULTIPLE), one background thread owns a dup of COMM_WORLD and loops:
 // host control-plane collectives (Allreduce of a small int vector, Gather, Gatherv, Bcast, Barrier,
 // Allgather) interleaved on the same communicator with the data collectives (Allreduce in place,
 // Allgatherv, Alltoallv, vector Reduce_scatter, Bcast, and fp16 as a contiguous 2-byte type reduced
 // by an MPI_Op_create user op). Meanwhile the main thread ping-pongs on another dup, then joins.
-// With --device the data buffers are cudaMalloc'd (the control plane stays on the host, as in
-// Horovod): the library must route each call by its own buffers and stage the fp16 user op.
-// Every result is compared with a reference computed here. Exits 77 for --device without a GPU.
+// With --device (--fake-device) the data buffers are in CUDA (fake device) memory, the control plane
+// stays on the host, as in Horovod: the library must route each call by its own buffers and stage
+// the fp16 user op. Every result is compared with a reference computed here. Exits 77 for --device
+// without a GPU, and for --fake-device without the library's fake device.
 #include <mpi.h>
 
 #include <atomic>
@@ -14,14 +16,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "tests/gpu/device_memory.h"
-#include "tests/mpi/check.h"
 #include "collectives/half_float.h"
-#include "tests/mpi/memory_space.h"
+#include "tests/mpi/check.h"
+#include "tests/mpi/memory_spaces.h"
 
 namespace {
 
@@ -272,7 +274,7 @@ struct PingPong {
 };
 
 struct Options {
-  bool device = false;
+  std::string space = "host";  // of the data buffers (tests/mpi/memory_spaces.h)
   int steps = 25;
   int ping_pongs = 300;
 };
@@ -280,7 +282,8 @@ struct Options {
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--device") == 0) o.device = true;
+    if (std::strcmp(argv[i], "--device") == 0) o.space = "device";
+    if (std::strcmp(argv[i], "--fake-device") == 0) o.space = "fake-device";
     if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) o.steps = std::atoi(argv[++i]);
   }
   return o;
@@ -314,7 +317,7 @@ int run(const Options& options, MemorySpace& space) {
   MPI_Type_free(&half);
   MPI_Comm_free(&side);
   MPI_Comm_free(&comm);
-  return checker.finish(MPI_COMM_WORLD, options.device ? "test_horovod_pattern --device" : "test_horovod_pattern");
+  return checker.finish(MPI_COMM_WORLD, ("test_horovod_pattern on " + options.space).c_str());
 }
 
 }  // namespace
@@ -323,13 +326,9 @@ int main(int argc, char** argv) {
   const Options options = parse(argc, argv);
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  int rc = mcrp_test::kSkipCode;
-  if (!options.device) {
-    mcrp_test::HostMemory host;
-    rc = run(options, host);
-  } else if (mcrp_test::select_cuda_device(MPI_COMM_WORLD)) {
-    mcrp_test::DeviceMemory device;
-    rc = run(options, device);
+  int rc = mcrp_test::kSkipExitCode;
+  if (const std::unique_ptr<MemorySpace> space = mcrp_test::make_memory_space(options.space, MPI_COMM_WORLD)) {
+    rc = run(options, *space);
   }
   MPI_Finalize();
   return rc;
