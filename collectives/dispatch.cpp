@@ -56,14 +56,16 @@ ArgumentMemory locate_arguments(const CollCall& call) {
   return ArgumentMemory{where(call.sendbuf), where(call.recvbuf)};
 }
 
-LocalMemory classify(const Layout& layout, const CollCall& call, const ArgumentMemory& arguments) {
+// Where each significant side's base is (kept in the Prepared for the device views), and so
+// whether the call has device memory and on which device.
+LocalMemory classify(Prepared& p, const ArgumentMemory& arguments) {
   LocalMemory memory;
-  for (const BufferSide* side : {&layout.send, &layout.recv}) {
+  for (auto [side, info] : {std::pair{&p.layout.send, &p.send_memory}, std::pair{&p.layout.recv, &p.recv_memory}}) {
     if (!side->significant()) continue;
-    const device::PointerInfo info = arguments.of(side->base, call);
-    if (info.kind == device::MemoryKind::device && !memory.device) {
+    *info = arguments.of(side->base, *p.call);
+    if (info->kind == device::MemoryKind::device && !memory.device) {
       memory.device = true;
-      memory.ordinal = info.device;
+      memory.ordinal = info->device;
     }
   }
   return memory;
@@ -191,7 +193,7 @@ bool locate_call(const CollCall& call, const ArgumentMemory& arguments, Prepared
   p.call = &call;
   if (!participant_of(call.comm, &p.self)) return false;
   p.layout = layout_of(call, p.self);
-  *memory = classify(p.layout, call, arguments);
+  *memory = classify(p, arguments);
   p.device = memory->ordinal;
   return true;
 }

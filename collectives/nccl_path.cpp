@@ -242,6 +242,7 @@ Status Launcher::launch(DeviceView& send, DeviceView& recv, bool* enqueue_pendin
     // Only the NCCL calls are serialized (NCCL forbids concurrent calls on one device's
     // communicators); waiting for an in-progress launch under the lock could deadlock two threads
     // whose communicators need each other's peers.
+    profile::StepTimer launching(profile::Step::launch);
     std::lock_guard<std::mutex> lock(nccl_launch_mutex());
     launched = is_reduction(p_.call->kind) ? reduction(send, recv) : movement(send, recv);
   }
@@ -249,37 +250,42 @@ Status Launcher::launch(DeviceView& send, DeviceView& recv, bool* enqueue_pendin
   return launched;
 }
 
-// One NCCL call and everything it holds while in flight: its own copy of the call, the device
-// views (packed scratch for non-contiguous types) and the launcher (in-place alltoall scratch).
+// One NCCL call and everything it holds while in flight: the device views (packed scratch for
+// non-contiguous types) and the launcher (in-place alltoall scratch). The Prepared it refers to
+// must outlive it.
 class NcclCall {
  public:
-  NcclCall(const Prepared& p, NcclComm& comm) : call_(*p.call), p_(p), comm_(comm), launcher_(p_, comm) {
-    p_.call = &call_;
-  }
+  NcclCall(const Prepared& p, NcclComm& comm) : p_(p), comm_(comm), launcher_(p, comm) {}
 
   // Packs what needs packing and launches on the communicator's stream; does not wait for NCCL.
   Status launch(device::ProgressHook& progress, bool* enqueue_pending) {
-    MCRP_TRY(send_.prepare(p_.layout.send, p_.send_type, comm_.device, stream(), progress));
-    MCRP_TRY(recv_.prepare(p_.layout.recv, p_.recv_type, comm_.device, stream(), progress));
+    MCRP_TRY(send_.prepare(p_.layout.send, p_.send_type, comm_.device, stream(), progress, &p_.send_memory));
+    MCRP_TRY(recv_.prepare(p_.layout.recv, p_.recv_type, comm_.device, stream(), progress, &p_.recv_memory));
     return failed(launcher_.launch(send_, recv_, enqueue_pending));
   }
   Status after_enqueue() { return failed(launcher_.after_enqueue()); }
   // After the launched work completed: unpacks a packed result.
   Status finish(device::ProgressHook& progress) { return recv_.finish(p_.layout.recv, stream(), progress); }
   // NCCL state is unknown after a failure: abort the communicator instead of risking a hang later.
-  Status failed(Status status) {
-    if (!status.ok()) comm_.broken = true;
-    return status;
-  }
+  Status failed(Status status) { return status.ok() ? status : comm_.fail(status); }
   cudaStream_t stream() const { return comm_.stream.get(); }
   NcclComm& comm() { return comm_; }
 
  private:
-  CollCall call_;
-  Prepared p_;
+  const Prepared& p_;
   NcclComm& comm_;
   DeviceView send_, recv_;
   Launcher launcher_;
+};
+
+// A call's arguments copied, for work that outlives the caller's frame.
+struct OwnedCall {
+  explicit OwnedCall(const Prepared& p) : call(*p.call), prepared(p) { prepared.call = &call; }
+  OwnedCall(const OwnedCall&) = delete;
+  OwnedCall& operator=(const OwnedCall&) = delete;
+
+  CollCall call;
+  Prepared prepared;
 };
 
 // One NCCL call, nonblocking: queued on its communicator and launched in issue order once the
@@ -290,12 +296,15 @@ class NcclCall {
 // different orders (guarantee 2, see README). The blocking form waits for one of these.
 class NcclOp final : public AsyncOp, public QueuedLaunch {
  public:
-  NcclOp(const Prepared& p, std::shared_ptr<NcclComm> comm) : comm_(std::move(comm)), nccl_(p, *comm_) {}
+  NcclOp(const Prepared& p, std::shared_ptr<NcclComm> comm)
+      : owned_(p), comm_(std::move(comm)), nccl_(owned_.prepared, *comm_) {}
   ~NcclOp() override {
     if (!launched_.load(std::memory_order_acquire)) comm_->withdraw(this);
   }
 
   Status start() { return comm_->submit(this); }
+  // The caller's wait for it failed (MCRPMPI_NCCL_TIMEOUT): NCCL's state is unknown from here.
+  Status abandon(const Status& why) { return comm_->fail(why); }
 
   bool launch(const Status& setup) override {
     if (!setup.ok()) {
@@ -336,6 +345,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
     bool launched_done = false;
     MCRP_TRY(nccl_.failed(device::query_event(done_.get(), &launched_done)));
     if (!launched_done) return nccl_.failed(nccl_async_error(comm_->handle));
+    MCRP_TRY(comm_->completion());
     profile::StepTimer finishing(profile::Step::finish);
     device::DeviceGuard guard(comm_->device);
     MpiProgress progress(comm_->handle);
@@ -350,16 +360,65 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
     launched_.store(true, std::memory_order_release);
   }
 
-  std::shared_ptr<NcclComm> comm_;  // first: outlives nccl_, which refers to it
+  OwnedCall owned_;                 // first two: outlive nccl_, which refers to them
+  std::shared_ptr<NcclComm> comm_;
   NcclCall nccl_;
   device::Event done_;
   std::atomic<bool> launched_{false};  // enqueued (or failed): launch_status_ says which
   Status launch_status_;
 };
 
+// Holds a communicator's launch turn for a direct call (NcclComm::begin_direct); passes it on to
+// queued work when released.
+class DirectTurn {
+ public:
+  explicit DirectTurn(NcclComm& comm) : comm_(comm), held_(comm.begin_direct()) {}
+  ~DirectTurn() { release(); }
+  DirectTurn(const DirectTurn&) = delete;
+  DirectTurn& operator=(const DirectTurn&) = delete;
+  explicit operator bool() const { return held_; }
+  // Once the work is enqueued: the next call may be enqueued while this one runs.
+  void release() {
+    if (held_) comm_.end_direct();
+    held_ = false;
+  }
+
+ private:
+  NcclComm& comm_;
+  bool held_;
+};
+
+// The blocking form when it is this call's turn at once: launched on the calling thread, one event
+// recorded after it, and one wait that keeps MPI progressing (rule 2) -- no op object, no copy of
+// the call, no trip through the queue. The device views use the router's classification.
+Status run_direct(const Prepared& p, NcclComm& comm, DirectTurn& turn) {
+  profile::StepTimer launching(profile::Step::queue);
+  device::DeviceGuard guard(comm.device);
+  MpiProgress progress(comm.handle);
+  NcclCall nccl(p, comm);
+  bool enqueue_pending = false;
+  MCRP_TRY(nccl.launch(progress, &enqueue_pending));
+  if (enqueue_pending) MCRP_TRY(nccl.failed(comm.wait_enqueued(progress)));
+  MCRP_TRY(nccl.after_enqueue());
+  device::Event done;
+  MCRP_TRY(nccl.failed(device::record_event(nccl.stream(), done)));
+  turn.release();
+  launching.stop();
+  // A wait that fails (an NCCL error, MCRPMPI_NCCL_TIMEOUT) leaves NCCL's state unknown: aborted.
+  MCRP_TRY(nccl.failed(device::wait_event(done.get(), progress)));
+  MCRP_TRY(comm.completion());  // stopped by another call's failure: the data is not there
+  profile::StepTimer finishing(profile::Step::finish);
+  return nccl.finish(progress);
+}
+
 }  // namespace
 
 Status run_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm) {
+  {
+    DirectTurn turn(*comm);
+    if (turn) return run_direct(p, *comm, turn);
+  }
+  // Setup still running, or earlier work queued or being enqueued: in line behind it.
   NcclOp op(p, std::move(comm));
   profile::StepTimer launching(profile::Step::queue);
   MCRP_TRY(op.start());
@@ -370,7 +429,8 @@ Status run_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm) {
     bool done = false;
     MCRP_TRY(op.progress(&done));
     if (done) return {};
-    MCRP_TRY(progress.poll());
+    const Status polled = progress.poll();
+    if (!polled.ok()) return op.abandon(polled);
   }
 }
 

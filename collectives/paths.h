@@ -7,6 +7,7 @@
 #include "collectives/base_call.h"
 #include "collectives/call.h"
 #include "collectives/layout.h"
+#include "device/cuda_runtime.h"
 #include "device/status.h"
 
 namespace mcrp {
@@ -28,6 +29,9 @@ struct Prepared {
   TypeInfo recv_type;
   Participant self;
   int device = -1;  // CUDA ordinal of the device buffers
+  // Where layout.send.base and layout.recv.base are, as the router found them (significant sides
+  // only): the device views use them instead of asking the driver again.
+  device::PointerInfo send_memory, recv_memory;
 };
 
 // Staged: copies device sides to pinned host memory, runs `base` on the copies, copies results

@@ -1,12 +1,13 @@
 // The fake device (testing only): with MCRPMPI_FAKE_DEVICE=1 the library behaves as if a GPU were
 // present, and memory handed out by mcrpmpi_fake_device_alloc() counts as device memory. Copies are
-// plain memcpy, streams and events are tokens that are always complete, and NCCL is never loaded,
-// so every device-buffer call takes the staged path (or the one-rank copy). That lets a machine
+// plain memcpy, streams and events are tokens that are always complete, and NCCL is not loaded unless
+// MCRPMPI_NCCL_LIBRARY names one (the test suite's fake NCCL, tests/fake_nccl, which works on host
+// memory); without it every device-buffer call takes the staged path (or the one-rank copy). That lets a machine
 // without a GPU (CI) run the library's device-buffer code -- classification, routing, staging,
 // request machinery -- with host memory standing in for the device's.
 //
-// What it cannot show: asynchrony (a fake copy is done when issued), NCCL, and anything about real
-// device pointers.
+// What it cannot show: asynchrony of copies (a fake copy is done when issued), the real NCCL, and
+// anything about real device pointers.
 #pragma once
 #include <cstddef>
 

@@ -99,18 +99,16 @@ Status create_event(Event& event) {
   return {};
 }
 
+// One cudaGetDevice when the device is already current (the common case), nothing on the way out.
 DeviceGuard::DeviceGuard(int device) {
-  if (fake_device()) return;  // previous_ stays -1: nothing to restore
-  if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
-  if (device >= 0 && device != previous_) cudaSetDevice(device);
+  if (fake_device() || device < 0) return;  // previous_ stays -1: nothing to restore
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess || current == device) return;
+  if (cudaSetDevice(device) == cudaSuccess) previous_ = current;
 }
 
 DeviceGuard::~DeviceGuard() {
-  if (previous_ < 0) return;
-  int current = -1;
-  if (cudaGetDevice(&current) == cudaSuccess && current != previous_) {
-    cudaSetDevice(previous_);
-  }
+  if (previous_ >= 0) cudaSetDevice(previous_);
 }
 
 Status copy_async(void* to, const void* from, std::size_t bytes, cudaStream_t stream, const char* what) {

@@ -72,7 +72,7 @@ class DeviceGuard {
   DeviceGuard& operator=(const DeviceGuard&) = delete;
 
  private:
-  int previous_ = -1;
+  int previous_ = -1;  // the device to restore; -1 when the guard switched nothing
 };
 
 }  // namespace mcrp::device

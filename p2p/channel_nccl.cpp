@@ -8,6 +8,7 @@
 #include "p2p/channel.h"
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_comm.h"
+#include "runtime/profile.h"
 #include "runtime/progress.h"
 
 namespace mcrp {
@@ -26,6 +27,7 @@ class GroupLaunch final : public QueuedLaunch {
     const NcclApi& nccl = *nccl_api();
     ncclResult_t rc = ncclSuccess;
     {
+      profile::StepTimer launching(profile::Step::launch);
       std::lock_guard<std::mutex> lock(nccl_launch_mutex());
       rc = nccl.GroupStart();
       for (const ChannelTransfer& t : group_) {
@@ -46,7 +48,7 @@ class GroupLaunch final : public QueuedLaunch {
       device::DeviceGuard guard(comm_.device);
       status = device::record_event(comm_.stream.get(), done_);
     }
-    if (!status.ok()) comm_.broken = true;
+    if (!status.ok()) status = comm_.fail(status);
     finish(status);
   }
 

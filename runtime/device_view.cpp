@@ -15,7 +15,7 @@ std::size_t DeviceView::end() const {
 }
 
 Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int device, cudaStream_t stream,
-                           device::ProgressHook& progress) {
+                           device::ProgressHook& progress, const device::PointerInfo* base_memory) {
   offsets.clear();
   bytes.clear();
   if (!side.significant()) return {};
@@ -29,7 +29,8 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
   span_ = span_of(side, type);
   if (!packed_) {
     data = side.base;
-    const device::PointerInfo where = device::locate(side.base + span_.lo);
+    const device::PointerInfo where =
+        base_memory != nullptr && span_.lo == 0 ? *base_memory : device::locate(side.base + span_.lo);
     relocated_ = device >= 0 && span_.bytes() > 0 && (where.kind != device::MemoryKind::device || where.device != device);
     if (!relocated_) return {};
     MCRP_TRY(device::acquire(device::BufferKind::device, device, span_.bytes(), scratch_));

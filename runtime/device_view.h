@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device/buffer_pool.h"
+#include "device/cuda_runtime.h"
 #include "device/wait.h"
 #include "runtime/buffer.h"
 
@@ -23,10 +24,12 @@ class DeviceView {
   std::vector<std::size_t> offsets;  // byte offset of each block from data
   std::vector<std::size_t> bytes;    // byte length of each block
 
-  // Builds the view on `device` (-1: wherever the memory is; only packing then); packs (synchronously, keeping MPI progressing) when the datatype is
-  // not contiguous, and relocates (asynchronously, on `stream`) when the memory is elsewhere.
+  // Builds the view on `device` (-1: wherever the memory is; only packing then); packs
+  // (synchronously, keeping MPI progressing) when the datatype is not contiguous, and relocates
+  // (asynchronously, on `stream`) when the memory is elsewhere. `base_memory`, when given, is where
+  // side.base already was found to be (the router located it): no second driver query for it.
   Status prepare(const BufferSide& side, const TypeInfo& type, int device, cudaStream_t stream,
-                 device::ProgressHook& progress);
+                 device::ProgressHook& progress, const device::PointerInfo* base_memory = nullptr);
   // After the NCCL work on `stream`: unpacks or copies a written side back into the user's buffer.
   Status finish(const BufferSide& side, cudaStream_t stream, device::ProgressHook& progress);
 

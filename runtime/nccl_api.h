@@ -30,6 +30,7 @@ struct NcclApi {
   decltype(&ncclGroupStart) GroupStart = nullptr;
   decltype(&ncclGroupEnd) GroupEnd = nullptr;
   // Optional (NCCL >= 2.28).
+  decltype(&ncclCommRevoke) CommRevoke = nullptr;
   decltype(&ncclAlltoAll) AlltoAll = nullptr;
   decltype(&ncclGather) Gather = nullptr;
   decltype(&ncclScatter) Scatter = nullptr;

@@ -213,6 +213,48 @@ bool NcclComm::idle() {
   return setup_over && enqueuing_ == nullptr && queued_.empty() && !launching_;
 }
 
+Status NcclComm::fail(const Status& why) {
+  if (broken.exchange(true)) return why;
+  const NcclApi* nccl = nccl_api();
+  if (handle != nullptr && nccl != nullptr && nccl->CommRevoke != nullptr) {
+    std::lock_guard<std::mutex> lock(nccl_launch_mutex());
+    device::DeviceGuard guard(device);
+    nccl->CommRevoke(handle, 0);
+  }
+  log_debug("NCCL communicator stopped after a failure: ", rank, size, why.message());
+  return why;
+}
+
+Status NcclComm::completion() const {
+  if (!broken) return {};
+  return Status(MPI_ERR_OTHER, "the NCCL communicator was stopped by a failure while this call ran");
+}
+
+bool NcclComm::begin_direct() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (phase_ != Phase::ready || broken || launching_ || enqueuing_ != nullptr || !queued_.empty()) return false;
+  launching_ = true;
+  return true;
+}
+
+void NcclComm::end_direct() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    launching_ = false;
+  }
+  launch_queued();
+}
+
+Status NcclComm::wait_enqueued(device::ProgressHook& progress) {
+  profile::StepTimer waiting(profile::Step::wait);
+  for (;;) {
+    const ncclResult_t state = pending_state(handle);
+    if (state == ncclSuccess) return {};
+    if (state != ncclInProgress) return nccl_failure("enqueueing NCCL work", state, handle);
+    MCRP_TRY(progress.poll());
+  }
+}
+
 Status NcclComm::submit(QueuedLaunch* work) {
   {
     std::lock_guard<std::mutex> lock(mutex_);

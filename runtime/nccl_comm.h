@@ -26,6 +26,7 @@
 
 #include "device/handles.h"
 #include "device/status.h"
+#include "device/wait.h"
 
 namespace mcrp {
 
@@ -53,6 +54,14 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   device::Stream stream;  // ordered after the legacy default stream
   std::atomic<bool> broken{false};  // set after a failure: the communicator is aborted, not finalized
 
+  // After a failure (an NCCL error, MCRPMPI_NCCL_TIMEOUT): no further work is launched on this
+  // communicator, work in flight fails instead of completing, and NCCL stops it now where it can
+  // (ncclCommRevoke, NCCL >= 2.28: no rank is left spinning on the GPU for a peer that will not
+  // come); the communicator itself is aborted when its MPI communicator is freed. Returns `why`.
+  Status fail(const Status& why);
+  // What work that completed on this communicator returns: ok, or the failure that ended it.
+  Status completion() const;
+
   // Queues `work` and launches what can be launched now (this work too, on a ready communicator).
   Status submit(QueuedLaunch* work);
   // Removes queued work that is being destroyed unlaunched.
@@ -61,6 +70,15 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   // true when nothing is left to do (setup over, nothing queued or being enqueued).
   bool advance();
   bool idle();  // what advance() returned, without advancing
+
+  // A blocking call's direct launch (collectives/nccl_path.cpp): takes the launch turn when the
+  // communicator is ready and nothing is queued or being enqueued, so that issue order holds without
+  // the queue; end_direct() hands the turn back and launches what was queued meanwhile.
+  bool begin_direct();
+  void end_direct();
+  // After a launch answered ncclInProgress, with the turn held: waits until NCCL has enqueued it,
+  // keeping MPI and the other communicators progressing.
+  Status wait_enqueued(device::ProgressHook& progress);
 
  private:
   enum class Phase { exchanging_id, initializing, ready, failed };

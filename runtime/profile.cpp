@@ -65,8 +65,8 @@ void print_header(int ranks) {
   std::fprintf(stderr,
                "# mcrpmpi profile (MCRPMPI_PROFILE=1), %d ranks: calls summed over ranks; times are mean "
                "microseconds per call over all ranks' calls\n"
-               "# steps are exclusive; other = total - steps (untimed glue); own = total - wait (the library's "
-               "own CPU time)\n",
+               "# steps are exclusive; other = total - steps (untimed glue); own = total - launch - wait (the "
+               "library's own CPU time, NCCL's launch calls and the waits left out)\n",
                ranks);
   std::fprintf(stderr, "# %-24s %-8s %-11s %10s %10s", "operation", "form", "path", "calls", "total");
   for (int s = 0; s < kStepCount; ++s) std::fprintf(stderr, " %10s", step_name(static_cast<Step>(s)));
@@ -85,14 +85,14 @@ void print_row(const char* operation, const char* path, Form form, const unsigne
     steps += mean;
     std::fprintf(stderr, " %10.3f", mean);
   }
-  const double wait = static_cast<double>(cell[2 + static_cast<int>(Step::wait)]) / calls * 1e-3;
-  std::fprintf(stderr, " %10.3f %10.3f\n", total - steps, total - wait);
+  auto step_mean = [&](Step s) { return static_cast<double>(cell[2 + static_cast<int>(s)]) / calls * 1e-3; };
+  std::fprintf(stderr, " %10.3f %10.3f\n", total - steps, total - step_mean(Step::launch) - step_mean(Step::wait));
 }
 
 }  // namespace
 
 const char* step_name(Step step) {
-  static const char* const names[kStepCount] = {"classify", "decide", "queue", "wait", "finish"};
+  static const char* const names[kStepCount] = {"classify", "decide", "queue", "launch", "wait", "finish"};
   return names[static_cast<int>(step)];
 }
 

@@ -3,7 +3,7 @@
 
 With --profile: the report (stderr) must hold exactly the rows the workload announces on stdout
 ("expect <operation> <form> <path> <calls>"), with those call counts; every time non-negative, the
-steps adding up to no more than the total, other = total - steps and own = total - wait.
+steps adding up to no more than the total, other = total - steps and own = total - launch - wait.
 Without it (the variable unset, or 0): no report at all.
 Exit 0 on success, 77 when the workload skipped, 1 with the reasons otherwise.
 """
@@ -11,7 +11,7 @@ import argparse
 import subprocess
 import sys
 
-STEPS = ["classify", "decide", "queue", "wait", "finish"]
+STEPS = ["classify", "decide", "queue", "launch", "wait", "finish"]
 COLUMNS = ["operation", "form", "path", "calls", "total"] + STEPS + ["other", "own"]
 TOLERANCE = 0.005  # us: each figure is printed rounded to 0.001
 
@@ -46,8 +46,9 @@ def check_row(row, problems):
         problems.append("%s: steps add up to %g us, more than the total %g us" % (key, steps, row["total"]))
     if abs(row["other"] - (row["total"] - steps)) > TOLERANCE:
         problems.append("%s: other %g is not total - steps %g" % (key, row["other"], row["total"] - steps))
-    if abs(row["own"] - (row["total"] - row["wait"])) > TOLERANCE:
-        problems.append("%s: own %g is not total - wait %g" % (key, row["own"], row["total"] - row["wait"]))
+    own = row["total"] - row["launch"] - row["wait"]
+    if abs(row["own"] - own) > TOLERANCE:
+        problems.append("%s: own %g is not total - launch - wait %g" % (key, row["own"], own))
 
 
 def main():

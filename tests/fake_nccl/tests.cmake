@@ -1,0 +1,39 @@
+# The library's NCCL path on CPU: test programs of tests/mpi and tests/gpu on the fake device, with
+# the fake NCCL (tests/fake_nccl) loaded as MCRPMPI_NCCL_LIBRARY, so that routing, communicator
+# setup, queueing, the direct blocking launch, completion and failures run as on a GPU (label
+# fake_nccl; `ctest -L fake_nccl`). Included from tests/CMakeLists.txt once every program exists.
+set(fake_nccl_env MCRPMPI_FAKE_DEVICE=1 MCRPMPI_NCCL_LIBRARY=$<TARGET_FILE:mcrpmpi_fake_nccl>)
+set(fake_nccl_labels "host;fake_device;fake_nccl")
+
+# mcrpmpi_add_fake_nccl_test(<name> <ranks...> ENV <extra env...> COMMAND <program and arguments>)
+function(mcrpmpi_add_fake_nccl_test name)
+  cmake_parse_arguments(F "" "TIMEOUT" "RANKS;ENV;COMMAND" ${ARGN})
+  if(NOT F_TIMEOUT)
+    set(F_TIMEOUT 300)
+  endif()
+  foreach(np IN LISTS F_RANKS)
+    mcrpmpi_add_mpi_test(NAME mpi.fake_nccl.${name}.np${np} NPROCS ${np} LABELS ${fake_nccl_labels}
+                         TIMEOUT ${F_TIMEOUT} ENV ${fake_nccl_env} ${F_ENV} COMMAND ${F_COMMAND})
+  endforeach()
+endfunction()
+
+# Every blocking collective against host references (one rank: the local copy, no NCCL).
+mcrpmpi_add_fake_nccl_test(collectives RANKS 1 2 3 4
+                           COMMAND $<TARGET_FILE:mcrpmpi_gpu_collectives> --space fake-device --path nccl)
+# Nonblocking collectives, and the cross-communicator orders that need guarantee 2.
+mcrpmpi_add_fake_nccl_test(nonblocking RANKS 2 3 4 COMMAND $<TARGET_FILE:test_nonblocking_gpu> --fake-device)
+mcrpmpi_add_fake_nccl_test(persistent RANKS 2 3 COMMAND $<TARGET_FILE:test_persistent_gpu> --fake-device)
+mcrpmpi_add_fake_nccl_test(horovod_pattern RANKS 2 3 COMMAND $<TARGET_FILE:test_horovod_pattern> --fake-device)
+mcrpmpi_add_fake_nccl_test(ignored_arguments RANKS 2 3
+                           COMMAND $<TARGET_FILE:test_ignored_arguments_linked> --space fake-device)
+mcrpmpi_add_fake_nccl_test(bad_input RANKS 2 3 COMMAND $<TARGET_FILE:test_bad_input_linked> --space fake-device)
+mcrpmpi_add_fake_nccl_test(verify_agreement RANKS 2 3 ENV MCRPMPI_VERIFY=1
+                           COMMAND $<TARGET_FILE:test_verify_agreement> --space fake-device)
+mcrpmpi_add_fake_nccl_test(thread_stress RANKS 2 3
+                           COMMAND $<TARGET_FILE:test_thread_stress> --space fake-device --rounds 8)
+# Device-only point-to-point with NCCL moving the payloads (p2p/channel_nccl.cpp).
+mcrpmpi_add_fake_nccl_test(p2p_asserted RANKS 2 3 ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
+                           COMMAND $<TARGET_FILE:test_p2p_linked> --space fake-device --assert env --threads)
+# A peer that never comes: errors within MCRPMPI_NCCL_TIMEOUT, the communicator usable afterwards.
+mcrpmpi_add_fake_nccl_test(stuck_peer RANKS 2 3 TIMEOUT 120 ENV MCRPMPI_NCCL_TIMEOUT=3
+                           COMMAND $<TARGET_FILE:test_stuck_peer> --space fake-device)

@@ -1,0 +1,144 @@
+// A peer that never comes (issue 13, item 3): the last rank sleeps past MCRPMPI_NCCL_TIMEOUT before
+// entering a device-buffer MPI_Allreduce that the others have entered. The others must get an MPI
+// error naming the call within the timeout plus a margin (never a hang), the MPI communicator must
+// stay usable for host calls, further device calls on it must fail on every rank within a bounded
+// time (its NCCL communicator is stopped), and a duplicate must get a fresh, working one.
+//
+// Run with MCRPMPI_NCCL_TIMEOUT set (a few seconds), and on the NCCL path: a GPU (--space device) or
+// the fake device with the test suite's fake NCCL (--space fake-device, tests/fake_nccl).
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/mpi/check.h"
+#include "tests/mpi/command_line.h"
+#include "tests/mpi/memory_spaces.h"
+
+using namespace mcrp_test;
+
+namespace {
+
+constexpr std::size_t kCount = 1024;
+constexpr double kMarginSeconds = 10;  // a loaded CI machine: generous, yet far from a hang
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string error_text(int rc) {
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  return text;
+}
+
+class StuckPeer {
+ public:
+  StuckPeer(Checker& checker, MemorySpace& space, MPI_Comm comm, double timeout)
+      : checker_(checker), space_(space), comm_(comm), timeout_(timeout) {
+    MPI_Comm_rank(comm, &rank_);
+    MPI_Comm_size(comm, &size_);
+  }
+
+  // A device allreduce of rank-dependent values; the rc, and whether the sum is right when it worked.
+  int device_allreduce(MPI_Comm comm, bool* right) {
+    SpaceBuffer<float> send(space_, std::vector<float>(kCount, static_cast<float>(rank_ + 1)));
+    SpaceBuffer<float> recv(space_, std::vector<float>(kCount, -1.0f));
+    const int rc = MPI_Allreduce(send.data(), recv.data(), kCount, MPI_FLOAT, MPI_SUM, comm);
+    const float expected = static_cast<float>(size_ * (size_ + 1) / 2);
+    *right = true;
+    for (float v : recv.download()) *right = *right && v == expected;
+    return rc;
+  }
+
+  void run() {
+    bool right = false;
+    int rc = device_allreduce(comm_, &right);
+    checker_.check(rc == MPI_SUCCESS && right, "warm-up device allreduce: the NCCL communicator works");
+    MPI_Barrier(comm_);
+
+    const bool sleeper = rank_ == size_ - 1;
+    if (sleeper) sleep(static_cast<unsigned>(timeout_ + 2));
+    const auto start = std::chrono::steady_clock::now();
+    rc = device_allreduce(comm_, &right);
+    const double took = seconds_since(start);
+    const std::string text = rc == MPI_SUCCESS ? "" : error_text(rc);
+    if (!sleeper) {
+      checker_.check(rc != MPI_SUCCESS, "a peer that never comes: MPI_Allreduce returns an error");
+      checker_.check(text.find("MPI_Allreduce") != std::string::npos && text.find("MCRPMPI_NCCL_TIMEOUT") != std::string::npos,
+                     "the error names the call and the timeout: " + text);
+      checker_.check(took >= timeout_ * 0.9 && took <= timeout_ + kMarginSeconds,
+                     "the error comes after MCRPMPI_NCCL_TIMEOUT, within the margin: " + std::to_string(took) + " s");
+    } else {
+      // Its peers have left; what they sent before leaving may still let this rank finish (the fake
+      // NCCL buffers it), else it times out itself. Either way: bounded, and no wrong data.
+      checker_.check(took <= timeout_ + kMarginSeconds, "the late rank returns within the timeout and margin: " +
+                                                            std::to_string(took) + " s");
+      checker_.check(rc != MPI_SUCCESS || right, "the late rank's result, if any, is right");
+    }
+
+    // Host calls on the same communicator still work.
+    int mine = rank_ + 1, sum = 0;
+    rc = MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, comm_);
+    checker_.check(rc == MPI_SUCCESS && sum == size_ * (size_ + 1) / 2, "host allreduce on the communicator afterwards");
+
+    // Device calls on it fail on every rank, within a bounded time (no rank waits forever for
+    // peers whose NCCL communicator has stopped).
+    const auto again = std::chrono::steady_clock::now();
+    rc = device_allreduce(comm_, &right);
+    checker_.check(seconds_since(again) <= timeout_ + kMarginSeconds, "a later device call returns in bounded time");
+    int failed_here = rc != MPI_SUCCESS ? 1 : 0, failed_everywhere = 0;
+    MPI_Allreduce(&failed_here, &failed_everywhere, 1, MPI_INT, MPI_MIN, comm_);
+    checker_.check(failed_everywhere == 1, "a later device call on the stopped communicator fails on every rank");
+
+    // A duplicate gets its own NCCL communicator.
+    MPI_Comm fresh = MPI_COMM_NULL;
+    MPI_Comm_dup(comm_, &fresh);
+    MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
+    rc = device_allreduce(fresh, &right);
+    checker_.check(rc == MPI_SUCCESS && right, "device allreduce on a duplicate of the communicator works");
+    MPI_Comm_free(&fresh);
+  }
+
+ private:
+  Checker& checker_;
+  MemorySpace& space_;
+  MPI_Comm comm_;
+  double timeout_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const char* timeout = std::getenv("MCRPMPI_NCCL_TIMEOUT");
+  const double seconds = timeout != nullptr ? std::atof(timeout) : 0;
+  if (seconds <= 0 || seconds > 60) {
+    std::fprintf(stderr, "test_stuck_peer: set MCRPMPI_NCCL_TIMEOUT to a few seconds\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const std::string space_name = option(argc, argv, "--space", "fake-device");
+  int exit_code = kSkipExitCode;
+  {
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    std::unique_ptr<MemorySpace> space = make_memory_space(space_name, comm);
+    if (space) {
+      Checker checker;
+      StuckPeer(checker, *space, comm, seconds).run();
+      exit_code = checker.finish(MPI_COMM_WORLD, ("test_stuck_peer --space " + space_name).c_str());
+    }
+    MPI_Comm_free(&comm);
+  }
+  MPI_Finalize();
+  return exit_code;
+}
