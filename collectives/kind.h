@@ -22,6 +22,8 @@ inline constexpr int kCollKindCount = 0
 const char* kind_name(CollKind kind);
 // "MPI_Allreduce", ...: the blocking entry point's name, for messages.
 const char* mpi_name(CollKind kind);
+// "MPI_Iallreduce", ...: the nonblocking entry point's name, for what its request reports.
+const char* nonblocking_mpi_name(CollKind kind);
 // Parses kind_name() output (case-insensitive); returns false when unknown.
 bool parse_kind(const char* text, CollKind* kind);
 

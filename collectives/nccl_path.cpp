@@ -305,6 +305,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
   Status start() { return comm_->submit(this); }
   // The caller's wait for it failed (MCRPMPI_NCCL_TIMEOUT): NCCL's state is unknown from here.
   Status abandon(const Status& why) { return comm_->fail(why); }
+  Status abandon_if(const Status& why) { return why.ok() ? why : abandon(why); }
 
   bool launch(const Status& setup) override {
     if (!setup.ok()) {
@@ -339,12 +340,15 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
   Status progress(bool* done) override {
     if (!launched_.load(std::memory_order_acquire)) {
       advance_nccl_comms();
-      if (!launched_.load(std::memory_order_acquire)) return {};
+      if (!launched_.load(std::memory_order_acquire)) return abandon_if(deadline_.expired());
     }
     MCRP_TRY(launch_status_);
     bool launched_done = false;
     MCRP_TRY(nccl_.failed(device::query_event(done_.get(), &launched_done)));
-    if (!launched_done) return nccl_.failed(nccl_async_error(comm_->handle));
+    if (!launched_done) {
+      MCRP_TRY(nccl_.failed(nccl_async_error(comm_->handle)));
+      return nccl_.failed(deadline_.expired());  // a peer that never comes (MPI_Wait/MPI_Test)
+    }
     MCRP_TRY(comm_->completion());
     profile::StepTimer finishing(profile::Step::finish);
     device::DeviceGuard guard(comm_->device);
@@ -364,6 +368,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
   std::shared_ptr<NcclComm> comm_;
   NcclCall nccl_;
   device::Event done_;
+  NcclDeadline deadline_;  // from the start: bounds MPI_Wait and MPI_Test loops too
   std::atomic<bool> launched_{false};  // enqueued (or failed): launch_status_ says which
   Status launch_status_;
 };
@@ -438,7 +443,7 @@ Status start_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm, MPI_Request
   profile::StepTimer launching(profile::Step::queue);
   auto op = std::make_unique<NcclOp>(p, std::move(comm));
   MCRP_TRY(op->start());
-  return start_generalized(std::move(op), p.call->comm, mpi_name(p.call->kind), request);
+  return start_generalized(std::move(op), p.call->comm, nonblocking_mpi_name(p.call->kind), request);
 }
 
 }  // namespace mcrp

@@ -117,7 +117,7 @@ Status start_staged(const Prepared& p, const BaseCall& base, bool copy, MPI_Requ
   MCRP_TRY(device::wait_stream(stream, progress));
   const int rc = call_base(base, *p.call, op->staged().send_argument(), op->staged().recv_argument(), op->inner());
   if (rc != MPI_SUCCESS) return already_raised(rc);
-  return start_generalized(std::move(op), p.call->comm, mpi_name(p.call->kind), request);
+  return start_generalized(std::move(op), p.call->comm, nonblocking_mpi_name(p.call->kind), request);
 }
 
 }  // namespace mcrp

@@ -279,7 +279,7 @@ Status start_pipelined(PipelinedCallPtr call, MPI_Request* request) {
   MCRP_TRY(call->start(mpi));
   const CollCall& c = call->call();
   const MPI_Comm comm = c.comm;
-  const char* name = mpi_name(c.kind);
+  const char* name = nonblocking_mpi_name(c.kind);
   return start_generalized(std::unique_ptr<AsyncOp>(call.release()), comm, name, request);
 }
 

@@ -67,23 +67,25 @@ void release_progress_comm() {
   if (g_progress_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_progress_comm);
 }
 
-MpiProgress::MpiProgress(ncclComm_t nccl_comm)
-    : nccl_comm_(nccl_comm), has_deadline_(config().nccl_timeout_s > 0) {
+NcclDeadline::NcclDeadline() : has_deadline_(config().nccl_timeout_s > 0) {
   const auto timeout = std::chrono::duration<double>(config().nccl_timeout_s);
   deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
 }
 
+Status NcclDeadline::expired() {
+  if (!has_deadline_ || (++calls_ & 63u) != 0 || std::chrono::steady_clock::now() <= deadline_) return {};
+  return Status(MPI_ERR_OTHER, "no completion within MCRPMPI_NCCL_TIMEOUT=" + std::to_string(config().nccl_timeout_s) +
+                                   " s");
+}
+
+MpiProgress::MpiProgress(ncclComm_t nccl_comm) : nccl_comm_(nccl_comm) {}
+
 Status MpiProgress::poll() {
   drive_mpi_progress();
   advance_library();  // whichever communicator this wait is for
-  // The clock and NCCL's error state are checked every 64 polls: both cost more than a progress poll.
-  if ((++polls_ & 63u) != 0) return {};
-  if (nccl_comm_ != nullptr) MCRP_TRY(nccl_async_error(nccl_comm_));
-  if (has_deadline_ && std::chrono::steady_clock::now() > deadline_) {
-    return Status(MPI_ERR_OTHER, "no completion within MCRPMPI_NCCL_TIMEOUT=" +
-                                     std::to_string(config().nccl_timeout_s) + " s");
-  }
-  return {};
+  // NCCL's error state is checked every 64 polls: it costs more than a progress poll.
+  if (nccl_comm_ != nullptr && (++polls_ & 63u) == 0) MCRP_TRY(nccl_async_error(nccl_comm_));
+  return deadline_.expired();
 }
 
 }  // namespace mcrp

@@ -13,6 +13,20 @@
 
 namespace mcrp {
 
+// MCRPMPI_NCCL_TIMEOUT from a start: expired() reads the clock on every 64th call only (a clock
+// read costs more than a progress poll).
+class NcclDeadline {
+ public:
+  NcclDeadline();
+  // The timeout error once the deadline has passed (checked on every 64th call), else ok.
+  Status expired();
+
+ private:
+  std::chrono::steady_clock::time_point deadline_;
+  bool has_deadline_;
+  unsigned calls_ = 0;
+};
+
 class MpiProgress final : public device::ProgressHook {
  public:
   // nccl_comm: the communicator whose failure should end the wait, or null.
@@ -21,8 +35,7 @@ class MpiProgress final : public device::ProgressHook {
 
  private:
   ncclComm_t nccl_comm_;
-  std::chrono::steady_clock::time_point deadline_;
-  bool has_deadline_;
+  NcclDeadline deadline_;
   unsigned polls_ = 0;
 };
 

@@ -2,7 +2,8 @@
 // entering a device-buffer MPI_Allreduce that the others have entered. The others must get an MPI
 // error naming the call within the timeout plus a margin (never a hang), the MPI communicator must
 // stay usable for host calls, further device calls on it must fail on every rank within a bounded
-// time (its NCCL communicator is stopped), and a duplicate must get a fresh, working one.
+// time (its NCCL communicator is stopped), and a duplicate must get a fresh, working one. Then the
+// same with MPI_Iallreduce + MPI_Wait on the duplicate: the wait must end in time too.
 //
 // Run with MCRPMPI_NCCL_TIMEOUT set (a few seconds), and on the NCCL path: a GPU (--space device) or
 // the fake device with the test suite's fake NCCL (--space fake-device, tests/fake_nccl).
@@ -47,14 +48,48 @@ class StuckPeer {
   }
 
   // A device allreduce of rank-dependent values; the rc, and whether the sum is right when it worked.
-  int device_allreduce(MPI_Comm comm, bool* right) {
+  // Nonblocking: MPI_Iallreduce, then MPI_Wait.
+  int device_allreduce(MPI_Comm comm, bool* right, bool nonblocking = false) {
     SpaceBuffer<float> send(space_, std::vector<float>(kCount, static_cast<float>(rank_ + 1)));
     SpaceBuffer<float> recv(space_, std::vector<float>(kCount, -1.0f));
-    const int rc = MPI_Allreduce(send.data(), recv.data(), kCount, MPI_FLOAT, MPI_SUM, comm);
+    int rc = MPI_SUCCESS;
+    if (nonblocking) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      rc = MPI_Iallreduce(send.data(), recv.data(), kCount, MPI_FLOAT, MPI_SUM, comm, &request);
+      if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else {
+      rc = MPI_Allreduce(send.data(), recv.data(), kCount, MPI_FLOAT, MPI_SUM, comm);
+    }
     const float expected = static_cast<float>(size_ * (size_ + 1) / 2);
     *right = true;
     for (float v : recv.download()) *right = *right && v == expected;
     return rc;
+  }
+
+  // The last rank sleeps past the timeout before its call; the others' call must fail in time.
+  void stuck_call(MPI_Comm comm, bool nonblocking) {
+    const std::string form = nonblocking ? "MPI_Iallreduce + MPI_Wait: " : "MPI_Allreduce: ";
+    const char* call = nonblocking ? "MPI_Iallreduce" : "MPI_Allreduce";
+    const bool sleeper = rank_ == size_ - 1;
+    if (sleeper) sleep(static_cast<unsigned>(timeout_ + 2));
+    const auto start = std::chrono::steady_clock::now();
+    bool right = false;
+    const int rc = device_allreduce(comm, &right, nonblocking);
+    const double took = seconds_since(start);
+    const std::string text = rc == MPI_SUCCESS ? "" : error_text(rc);
+    if (!sleeper) {
+      checker_.check(rc != MPI_SUCCESS, form + "a peer that never comes: an error");
+      checker_.check(text.find(call) != std::string::npos && text.find("MCRPMPI_NCCL_TIMEOUT") != std::string::npos,
+                     form + "the error names the call and the timeout: " + text);
+      checker_.check(took >= timeout_ * 0.9 && took <= timeout_ + kMarginSeconds,
+                     form + "the error comes after MCRPMPI_NCCL_TIMEOUT, within the margin: " + std::to_string(took) + " s");
+    } else {
+      // Its peers have left; what they sent before leaving may still let this rank finish (the fake
+      // NCCL buffers it), else it times out itself. Either way: bounded, and no wrong data.
+      checker_.check(took <= timeout_ + kMarginSeconds,
+                     form + "the late rank returns within the timeout and margin: " + std::to_string(took) + " s");
+      checker_.check(rc != MPI_SUCCESS || right, form + "the late rank's result, if any, is right");
+    }
   }
 
   void run() {
@@ -63,25 +98,7 @@ class StuckPeer {
     checker_.check(rc == MPI_SUCCESS && right, "warm-up device allreduce: the NCCL communicator works");
     MPI_Barrier(comm_);
 
-    const bool sleeper = rank_ == size_ - 1;
-    if (sleeper) sleep(static_cast<unsigned>(timeout_ + 2));
-    const auto start = std::chrono::steady_clock::now();
-    rc = device_allreduce(comm_, &right);
-    const double took = seconds_since(start);
-    const std::string text = rc == MPI_SUCCESS ? "" : error_text(rc);
-    if (!sleeper) {
-      checker_.check(rc != MPI_SUCCESS, "a peer that never comes: MPI_Allreduce returns an error");
-      checker_.check(text.find("MPI_Allreduce") != std::string::npos && text.find("MCRPMPI_NCCL_TIMEOUT") != std::string::npos,
-                     "the error names the call and the timeout: " + text);
-      checker_.check(took >= timeout_ * 0.9 && took <= timeout_ + kMarginSeconds,
-                     "the error comes after MCRPMPI_NCCL_TIMEOUT, within the margin: " + std::to_string(took) + " s");
-    } else {
-      // Its peers have left; what they sent before leaving may still let this rank finish (the fake
-      // NCCL buffers it), else it times out itself. Either way: bounded, and no wrong data.
-      checker_.check(took <= timeout_ + kMarginSeconds, "the late rank returns within the timeout and margin: " +
-                                                            std::to_string(took) + " s");
-      checker_.check(rc != MPI_SUCCESS || right, "the late rank's result, if any, is right");
-    }
+    stuck_call(comm_, false);
 
     // Host calls on the same communicator still work.
     int mine = rank_ + 1, sum = 0;
@@ -103,6 +120,7 @@ class StuckPeer {
     MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
     rc = device_allreduce(fresh, &right);
     checker_.check(rc == MPI_SUCCESS && right, "device allreduce on a duplicate of the communicator works");
+    stuck_call(fresh, true);
     MPI_Comm_free(&fresh);
   }
 
@@ -128,6 +146,9 @@ int main(int argc, char** argv) {
   const std::string space_name = option(argc, argv, "--space", "fake-device");
   int exit_code = kSkipExitCode;
   {
+    // A failed MPI_Wait on the library's request is raised where MPICH raises a generalized
+    // request's errors (MPI_COMM_WORLD's handler), so that one returns too.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm comm = MPI_COMM_NULL;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
