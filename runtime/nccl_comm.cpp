@@ -215,8 +215,13 @@ bool NcclComm::idle() {
 
 Status NcclComm::fail(const Status& why) {
   if (broken.exchange(true)) return why;
+  bool ready = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ready = phase_ == Phase::ready;  // a communicator still being set up has nothing to stop
+  }
   const NcclApi* nccl = nccl_api();
-  if (handle != nullptr && nccl != nullptr && nccl->CommRevoke != nullptr) {
+  if (ready && nccl != nullptr && nccl->CommRevoke != nullptr) {
     std::lock_guard<std::mutex> lock(nccl_launch_mutex());
     device::DeviceGuard guard(device);
     nccl->CommRevoke(handle, 0);
