@@ -303,9 +303,9 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
   }
 
   Status start() { return comm_->submit(this); }
-  // The caller's wait for it failed (MCRPMPI_NCCL_TIMEOUT): NCCL's state is unknown from here.
-  Status abandon(const Status& why) { return comm_->fail(why); }
-  Status abandon_if(const Status& why) { return why.ok() ? why : abandon(why); }
+  // A failure of this call or of the caller's wait for it (MCRPMPI_NCCL_TIMEOUT) stops the
+  // communicator: NCCL's state is unknown from here.
+  Status failed(const Status& status) { return nccl_.failed(status); }
 
   bool launch(const Status& setup) override {
     if (!setup.ok()) {
@@ -340,7 +340,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
   Status progress(bool* done) override {
     if (!launched_.load(std::memory_order_acquire)) {
       advance_nccl_comms();
-      if (!launched_.load(std::memory_order_acquire)) return abandon_if(deadline_.expired());
+      if (!launched_.load(std::memory_order_acquire)) return failed(deadline_.expired());
     }
     MCRP_TRY(launch_status_);
     bool launched_done = false;
@@ -435,7 +435,7 @@ Status run_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm) {
     MCRP_TRY(op.progress(&done));
     if (done) return {};
     const Status polled = progress.poll();
-    if (!polled.ok()) return op.abandon(polled);
+    if (!polled.ok()) return op.failed(polled);
   }
 }
 

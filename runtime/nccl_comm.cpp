@@ -65,8 +65,7 @@ Status nccl_failure(const std::string& what, ncclResult_t result, ncclComm_t com
 }
 
 // Polls a nonblocking NCCL communicator until its pending operation leaves ncclInProgress.
-Status wait_not_in_progress(ncclComm_t comm, const char* what) {
-  MpiProgress progress;
+Status wait_not_in_progress(ncclComm_t comm, const char* what, device::ProgressHook& progress) {
   for (;;) {
     const ncclResult_t state = pending_state(comm);
     if (state == ncclSuccess) return {};
@@ -110,7 +109,8 @@ NcclComm::~NcclComm() {
   }
   // Nonblocking communicators finalize asynchronously: flush outstanding work before destroying.
   const ncclResult_t finalized = nccl->CommFinalize(handle);
-  if ((finalized != ncclSuccess && finalized != ncclInProgress) || !wait_not_in_progress(handle, "ncclCommFinalize").ok()) {
+  MpiProgress progress;
+  if ((finalized != ncclSuccess && finalized != ncclInProgress) || !wait_not_in_progress(handle, "ncclCommFinalize", progress).ok()) {
     nccl->CommAbort(handle);
     return;
   }
@@ -252,12 +252,7 @@ void NcclComm::end_direct() {
 
 Status NcclComm::wait_enqueued(device::ProgressHook& progress) {
   profile::StepTimer waiting(profile::Step::wait);
-  for (;;) {
-    const ncclResult_t state = pending_state(handle);
-    if (state == ncclSuccess) return {};
-    if (state != ncclInProgress) return nccl_failure("enqueueing NCCL work", state, handle);
-    MCRP_TRY(progress.poll());
-  }
+  return wait_not_in_progress(handle, "enqueueing NCCL work", progress);
 }
 
 Status NcclComm::submit(QueuedLaunch* work) {
@@ -321,7 +316,10 @@ void advance_nccl_comms() {
 
 Status settle(NcclComm& comm, ncclResult_t result, const char* what) {
   if (result == ncclSuccess) return {};
-  if (result == ncclInProgress) return wait_not_in_progress(comm.handle, what);
+  if (result == ncclInProgress) {
+    MpiProgress progress;
+    return wait_not_in_progress(comm.handle, what, progress);
+  }
   return nccl_failure(what, result, comm.handle);
 }
 
