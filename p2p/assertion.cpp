@@ -50,6 +50,17 @@ const char* channel_for(MPI_Comm comm) {
   return comm_facts(comm).nccl_everywhere ? "nccl" : nullptr;
 }
 
+// Rank 0's channel for every rank: MCRPMPI_P2P_CHANNEL is read by each process, and ranks on
+// different channels would each wait for payloads the other sends elsewhere (rule 1). Called by every
+// member, right after the assertion was found to hold on all of them.
+const char* agreed_channel(MPI_Comm comm) {
+  static const char* const kChannels[] = {nullptr, "mpi", "nccl"};
+  const char* mine = channel_for(comm);
+  int code = mine == nullptr ? 0 : std::strcmp(mine, "mpi") == 0 ? 1 : 2;
+  PMPI_Bcast(&code, 1, MPI_INT, 0, comm);
+  return kChannels[code];
+}
+
 int current_device() {
   int device = 0;
   if (!device::fake_device() && cudaGetDevice(&device) != cudaSuccess) device = 0;
@@ -78,7 +89,7 @@ void assert_device_only(MPI_Comm comm, bool asserted_here) {
   int mine = asserted_here ? 1 : 0, all = 0;
   PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
   if (!all || engine_of(comm)) return;
-  const char* channel = channel_for(comm);
+  const char* channel = agreed_channel(comm);
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   if (channel == nullptr) {

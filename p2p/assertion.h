@@ -7,7 +7,7 @@
 // The engine's channel comes from MCRPMPI_P2P_CHANNEL: `auto` (default) uses NCCL when every member
 // can (the WORLD map) and otherwise leaves the communicator on the staged path; `nccl` and `mpi`
 // force one (`mpi` moves payloads with the base MPI: for tests on the fake device, or a base MPI
-// that takes device pointers). Every rank decides alike.
+// that takes device pointers). Rank 0's setting counts for every member of a communicator.
 #pragma once
 #include <mpi.h>
 

@@ -1,6 +1,9 @@
 #include "runtime/config.h"
 
+#include <cstdio>
 #include <cstdlib>
+
+#include "env/seconds.h"
 
 namespace mcrp {
 namespace {
@@ -21,7 +24,9 @@ Config read_config() {
   const char* polling = std::getenv("MCRPMPI_POLLING_COLLECTIVES");
   c.polling_collectives = polling != nullptr && polling[0] != '\0' ? flag("MCRPMPI_POLLING_COLLECTIVES")
                                                                     : c.p2p_device_only;
-  if (const char* timeout = std::getenv("MCRPMPI_NCCL_TIMEOUT")) c.nccl_timeout_s = std::atof(timeout);
+  const env::SecondsSetting timeout = env::seconds_from_env("MCRPMPI_NCCL_TIMEOUT");
+  if (timeout.seconds) c.nccl_timeout_s = *timeout.seconds;
+  if (!timeout.problem.empty()) std::fprintf(stderr, "mcrpmpi: %s; using %g s\n", timeout.problem.c_str(), c.nccl_timeout_s);
   return c;
 }
 

@@ -202,7 +202,11 @@ bool NcclComm::advance() {
       }
     }
   }
-  if (enqueued != nullptr) enqueued->enqueued(enqueue_result);
+  if (enqueued != nullptr) {
+    // Marked broken above, under the lock, so nothing launches behind it; stopped here, without it.
+    if (!enqueue_result.ok()) fail(enqueue_result);
+    enqueued->enqueued(enqueue_result);
+  }
   launch_queued();
   return idle();
 }
@@ -214,7 +218,8 @@ bool NcclComm::idle() {
 }
 
 Status NcclComm::fail(const Status& why) {
-  if (broken.exchange(true)) return why;
+  broken = true;
+  if (stopped_.exchange(true)) return why;
   bool ready = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -58,6 +58,8 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   // communicator, work in flight fails instead of completing, and NCCL stops it now where it can
   // (ncclCommRevoke, NCCL >= 2.28: no rank is left spinning on the GPU for a peer that will not
   // come); the communicator itself is aborted when its MPI communicator is freed. Returns `why`.
+  // Also for a failure already marked `broken` where it was found (under this object's lock): the
+  // stop is made once, by whichever caller comes first.
   Status fail(const Status& why);
   // What work that completed on this communicator returns: ok, or the failure that ended it.
   Status completion() const;
@@ -87,6 +89,7 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   void launch_queued();           // launches in order while allowed; takes mutex_ itself
 
   std::mutex mutex_;
+  std::atomic<bool> stopped_{false};  // fail() has told NCCL to stop (or found nothing to stop)
   Phase phase_ = Phase::exchanging_id;
   Status failure_;
   QueuedLaunch* enqueuing_ = nullptr;  // launched, NCCL still enqueuing it

@@ -34,6 +34,28 @@ mcrpmpi_add_fake_nccl_test(thread_stress RANKS 2 3
 # Device-only point-to-point with NCCL moving the payloads (p2p/channel_nccl.cpp).
 mcrpmpi_add_fake_nccl_test(p2p_asserted RANKS 2 3 ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
                            COMMAND $<TARGET_FILE:test_p2p_linked> --space fake-device --assert env --threads)
+# Ranks started with different MCRPMPI_P2P_CHANNEL values (rank 0 mpi, two more nccl) use rank 0's.
+mcrpmpi_add_mpi_test(NAME mpi.fake_nccl.p2p_asserted.mixed_channels.np3 NPROCS 1 LABELS ${fake_nccl_labels} p2p
+                     TIMEOUT 300 ENV ${fake_nccl_env} MCRPMPI_P2P_DEVICE_ONLY=1
+                     COMMAND env MCRPMPI_P2P_CHANNEL=mpi $<TARGET_FILE:test_p2p_linked> --space fake-device --assert env
+                             : ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} env MCRPMPI_P2P_CHANNEL=nccl
+                             $<TARGET_FILE:test_p2p_linked> --space fake-device --assert env)
+set_tests_properties(mpi.fake_nccl.p2p_asserted.mixed_channels.np3 PROPERTIES PROCESSORS 3)
 # A peer that never comes: errors within MCRPMPI_NCCL_TIMEOUT, the communicator usable afterwards.
 mcrpmpi_add_fake_nccl_test(stuck_peer RANKS 2 3 TIMEOUT 120 ENV MCRPMPI_NCCL_TIMEOUT=3
                            COMMAND $<TARGET_FILE:test_stuck_peer> --space fake-device)
+# A peer killed with SIGKILL in the middle of a 64 MiB NCCL allreduce: the job ends within the bound
+# with no process left, ended by hydra (its default) or, when the launcher does not notice, by the
+# survivors' own failed calls: the fake NCCL reports the dead peer (ncclRemoteError), and with
+# MCRPMPI_NCCL_TIMEOUT at its default of 600 s nothing else could end them within the bound.
+foreach(mode launcher survivors)
+  foreach(np 2 3)
+    set(name mpi.fake_nccl.killed_peer.${mode}.np${np})
+    add_test(NAME ${name}
+             COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi/killed_peer.sh ${mode} 60 ${np} ${MPIEXEC_EXECUTABLE}
+                     -genv MCRPMPI_FAKE_DEVICE 1 -genv MCRPMPI_NCCL_LIBRARY $<TARGET_FILE:mcrpmpi_fake_nccl>
+                     -- $<TARGET_FILE:test_killed_peer> --space fake-device)
+    set_tests_properties(${name} PROPERTIES TIMEOUT 150 PROCESSORS ${np} SKIP_RETURN_CODE 77
+                         LABELS "mpi;${fake_nccl_labels};reliability")
+  endforeach()
+endforeach()
