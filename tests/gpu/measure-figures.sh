@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Takes the figures the open issues ask of a GPU session, in parts that each fit one device command
+# (at most 10 minutes; the session has 30 in all), and writes one log per part plus a summary, so a
+# session spends its GPU time measuring rather than composing commands. Every part is a fixed list
+# of osu-compare / benchmark / compute-sanitizer runs; the logs hold the commands beside the tables.
+#
+#   tests/gpu/measure-figures.sh [--fake] [--quick] BUILD OUTDIR PART...
+#
+# Parts (issue and goal in brackets):
+#   collectives-np2, collectives-np4  lib NCCL path vs raw NCCL, 8 B-64 KiB and 1-4 MiB, the five
+#                      collectives NCCL has [15.2: <= 1.10 small, <= 1.03 at >= 1 MiB]
+#   profile            the per-step profile of a blocking 8 B allreduce [15.2: own CPU <= 2 us]
+#   host               host osu_allreduce 8 B with and without the library [15.3: <= 1.02]
+#   kinds              memory-kind detection per call, every kind [15.3: < 20 ns host, < 50 ns device]
+#   staged             pipelined staged path vs max(copies, host collective), 4-64 MiB, and its
+#                      8 B latency [15.5: <= 1.25; 8 B not slower than 20.5 us]
+#   p2p                osu_latency / osu_bw on device buffers: staged, NCCL path (-A), raw NCCL, host
+#                      without the library [10: NCCL path >= 95% of raw bw at >= 1 MiB; staged 8 B]
+#   sanitizer          compute-sanitizer memcheck, racecheck, synccheck over GPU test programs [13.4]
+# --fake runs the parts on CPU (the fake device, the test suite's fake NCCL; no raw NCCL, no
+# compute-sanitizer), to check this script; --quick cuts sizes and iterations for that check.
+# On a GPU: after `source .gpu/use-build-deps.sh` and a build (tests/gpu/run-gpu-suite.sh builds one);
+# osu-compare starts the MPS daemon itself when ranks share a GPU. MCRPMPI_FIGURES_BUDGET (seconds,
+# default 570: one device command) bounds the whole invocation: each part gets what is left, and parts
+# that cannot start with a minute left are reported as not started, so the summary always comes back.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+fake=0 quick=0
+while [[ $# -gt 0 && $1 == --* ]]; do
+  case $1 in
+    --fake) fake=1 ;;
+    --quick) quick=1 ;;
+    *) echo "measure-figures.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [[ $# -lt 3 ]]; then
+  sed -n '7,22p' "$0" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd) out=$2
+shift 2
+mkdir -p "$out"
+lib=$build/pmpi/libmcrpmpi.so
+budget=${MCRPMPI_FIGURES_BUDGET:-570}
+
+if ((fake)); then
+  # The fake device never picks the NCCL channel for asserted point-to-point by itself.
+  export MCRPMPI_FAKE_DEVICE=1 MCRPMPI_NCCL_LIBRARY=$build/tests/fake_nccl/libmcrpmpi_fake_nccl.so MCRPMPI_P2P_CHANNEL=nccl
+  space=fake raw_nccl=""
+else
+  space=cuda raw_nccl=nccl,
+fi
+# Sizes and iterations: small sizes many times, large ones fewer; --quick for the CPU check.
+if ((quick)); then
+  small=(-m 8:64 -i 50 -x 5) large=(-m 1048576:1048576 -i 3 -x 1) big=(-m 4194304:4194304 -i 2 -x 1) repeat=1
+else
+  small=(-m 8:65536 -i 1000 -x 100) large=(-m 1048576:4194304 -i 100 -x 10) big=(-m 4194304:67108864 -i 10 -x 2)
+  repeat=3
+fi
+
+# One osu-compare run, its command first, on device buffers unless the arguments say -d host.
+compare() {
+  local cmd=("$build/osu/osu-compare" --bin-dir "$build/osu" --lib "$lib" --rank-wrapper "$root/tests/gpu/rank-env.sh"
+             --repeat "$repeat" "$@")
+  echo "\$ ${cmd[*]#$root/}"
+  "${cmd[@]}"
+  echo
+}
+
+reduction_type() { [[ $1 == allreduce || $1 == reduce || $1 == reduce_scatter ]] && echo "-T float"; }
+
+part_collectives() {
+  local np=$1 coll
+  for coll in allreduce bcast allgather reduce_scatter alltoall; do
+    # shellcheck disable=SC2046
+    compare --np "$np" --ways "${raw_nccl}lib-nccl,lib" "osu_$coll" -d "$space" "${small[@]}" $(reduction_type "$coll")
+    # shellcheck disable=SC2046
+    compare --np "$np" --ways "${raw_nccl}lib-nccl" "osu_$coll" -d "$space" "${large[@]}" $(reduction_type "$coll")
+  done
+}
+
+part_profile() {
+  local iterations=5000
+  ((quick)) && iterations=200
+  compare --np 2 --ways lib-nccl --profile osu_allreduce -d "$space" -m 8:8 -i "$iterations" -x 500 -T float
+}
+
+part_host() {
+  local iterations=20000 runs=9
+  ((quick)) && iterations=200 runs=1
+  compare --np 2 --ways base,lib --repeat "$runs" osu_allreduce -d host -m 8:8 -i "$iterations" -x 1000
+  compare --np 2 --ways lib,base --repeat "$runs" osu_allreduce -d host -m 8:8 -i "$iterations" -x 1000
+}
+
+part_kinds() {
+  local flags=(--gpu)
+  ((fake)) && flags=()
+  echo "\$ build/tests/unit/mcrpmpi_memory_kind_bench ${flags[*]}"
+  "$build/tests/unit/mcrpmpi_memory_kind_bench" "${flags[@]}"
+}
+
+part_staged() {
+  local coll
+  for coll in allreduce reduce bcast allgather reduce_scatter; do
+    # shellcheck disable=SC2046
+    compare --np 2 --ways lib-mpi,copy,host "osu_$coll" -d "$space" "${big[@]}" $(reduction_type "$coll")
+  done
+  compare --np 2 --ways lib-mpi,copy,host osu_allreduce -d "$space" -m 8:8 -i 1000 -x 100 -T float
+}
+
+part_p2p() {
+  compare --np 2 --ways "host,lib,lib-nccl${raw_nccl:+,nccl}" osu_latency -d "$space" "${small[@]}"
+  compare --np 2 --ways "${raw_nccl}lib-nccl,lib" osu_bw -d "$space" "${large[@]}"
+  compare --np 2 --ways "${raw_nccl}lib-nccl,lib" osu_bibw -d "$space" "${large[@]}"
+}
+
+part_sanitizer() {
+  if ((fake)) || ! command -v compute-sanitizer >/dev/null; then
+    echo "skipped: compute-sanitizer needs a GPU and the CUDA toolkit's compute-sanitizer on PATH"
+    return 0
+  fi
+  local tool program failed=0
+  for tool in memcheck racecheck synccheck; do
+    for program in "tests/gpu/mcrpmpi_gpu_collectives --path nccl" "tests/gpu/mcrpmpi_gpu_collectives --path mpi" \
+                   "tests/gpu/test_nonblocking_gpu" "tests/mpi/test_p2p_linked --space device --assert env"; do
+      # Without MPS: compute-sanitizer does not support MPS clients.
+      local cmd=(mpiexec -n 2 -genv MCRPMPI_P2P_DEVICE_ONLY 1 "$root/tests/gpu/rank-env.sh" compute-sanitizer
+                 --tool "$tool" --error-exitcode 86 --print-limit 20)
+      # shellcheck disable=SC2206
+      local args=($program)
+      echo "\$ ${cmd[*]#$root/} build/${args[*]}"
+      "${cmd[@]}" "$build/${args[0]}" "${args[@]:1}" 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|=========  |PASS|FAIL|passed|failed" | head -40
+      local rc=${PIPESTATUS[0]}
+      echo "exit $rc"
+      ((rc == 0)) || failed=1
+    done
+  done
+  return $failed
+}
+
+summary=$out/summary.txt
+echo "# measure-figures.sh $( ((fake)) && echo --fake) $( ((quick)) && echo --quick) on $(hostname), $(date -u +%FT%TZ)" >"$summary"
+status=0
+for part in "$@"; do
+  case $part in
+    collectives-np2) run=(part_collectives 2) ;;
+    collectives-np4) run=(part_collectives 4) ;;
+    profile | host | kinds | staged | p2p | sanitizer) run=("part_$part") ;;
+    *) echo "measure-figures.sh: unknown part $part" >&2; exit 2 ;;
+  esac
+  start=$SECONDS
+  left=$((budget - SECONDS - 10))
+  if ((left < 60)); then
+    printf '%-16s not started: %d s of the %d s budget left\n' "$part" $((budget - SECONDS)) "$budget" | tee -a "$summary"
+    status=1
+    continue
+  fi
+  # A part runs in a subshell under `timeout`, so one that hangs cannot eat the session's GPU time.
+  export -f compare reduction_type "${run[0]}" 2>/dev/null
+  export build root lib space raw_nccl repeat quick fake
+  timeout -k 5 "$left" bash -c "small=(${small[*]}); large=(${large[*]}); big=(${big[*]}); ${run[*]}" \
+    >"$out/$part.log" 2>&1
+  rc=$?
+  printf '%-16s exit %3d  %4d s  %s\n' "$part" "$rc" $((SECONDS - start)) "$out/$part.log" | tee -a "$summary"
+  ((rc == 0)) || status=1
+done
+exit $status
