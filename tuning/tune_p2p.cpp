@@ -50,7 +50,8 @@ class AssertedDuplicate {
 };
 
 // Ranks 0 and 1 of `comm` send `bytes` back and forth; returns rank 0's half mean round trip in
-// microseconds (0 on other ranks, which return at once), negative when a call failed on 0 or 1.
+// microseconds (0 on other ranks, which return at once, and without timed iterations), negative
+// when a call failed on 0 or 1.
 double ping_pong(MPI_Comm comm, int rank, char* buffer, std::uint64_t bytes, int warmup, int iterations) {
   if (rank > 1) return 0;
   const int count = static_cast<int>(bytes);
@@ -67,7 +68,8 @@ double ping_pong(MPI_Comm comm, int rank, char* buffer, std::uint64_t bytes, int
       failed |= MPI_Send(buffer, count, MPI_BYTE, peer, kTag, comm);
     }
   }
-  return failed != MPI_SUCCESS ? -1 : (PMPI_Wtime() - start) * 1e6 / (2.0 * iterations);
+  if (failed != MPI_SUCCESS) return -1;
+  return iterations > 0 ? (PMPI_Wtime() - start) * 1e6 / (2.0 * iterations) : 0;
 }
 
 // World ranks 0 and 1 (MPI_COMM_NULL on the others), collective over `world`.
@@ -132,6 +134,9 @@ std::vector<EagerMeasurement> measure_eager_limit(MPI_Comm world, const TuneOpti
   PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, world);
   if (!all_ok) return skipped(rank, "not enough device memory");
   const MPI_Comm comms[2] = {inline_comm.get(), rendezvous_comm.get()};
+  // One untimed round trip each, so that the channel's NCCL set-up (which the first rendezvous waits for)
+  // is not timed even with --warmup 0; a failure shows again in the measurements.
+  for (MPI_Comm comm : comms) ping_pong(comm, rank, buffer.get(), sizes.front(), 1, 0);
   std::vector<EagerMeasurement> rows;
   for (std::size_t step = 0; step < sizes.size(); ++step) {
     const std::uint64_t bytes = sizes[step];
