@@ -127,3 +127,8 @@ void finish_p2p() {
 }
 
 }  // namespace mcrp
+
+extern "C" long long mcrpmpi_p2p_engine_eager_limit(MPI_Comm comm) {
+  const std::shared_ptr<mcrp::Engine> engine = mcrp::engine_of(comm);
+  return engine ? static_cast<long long>(engine->eager_limit()) : -1;
+}

@@ -34,3 +34,8 @@ std::shared_ptr<Engine> engine_of(MPI_Comm comm);
 void finish_p2p();
 
 }  // namespace mcrp
+
+// For mcrpmpi-tune, found with dlsym like mcrpmpi_force_backend: the eager limit in bytes of the
+// engine of `comm`, or -1 when the communicator has none (not asserted, or no channel can serve it:
+// then its point-to-point is staged and inline and rendezvous cannot be told apart).
+extern "C" __attribute__((visibility("default"))) long long mcrpmpi_p2p_engine_eager_limit(MPI_Comm comm);

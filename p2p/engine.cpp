@@ -15,10 +15,9 @@ namespace {
 // The tuning table's limit: rank 0's MCRPMPI_P2P_EAGER_LIMIT or tuning file, the same on every rank
 // since MPI_Init installed the table (before any communicator can be asserted, hence before any
 // engine). A rank that used its own value could send an inline payload larger than the header
-// receive its peer posted (MPI_ERR_TRUNCATE).
-std::size_t shared_eager_limit() {
-  return static_cast<std::size_t>(tuning::active_table().p2p_eager_limit_bytes);
-}
+// receive its peer posted (MPI_ERR_TRUNCATE). The tuning suite forces it alike on every rank
+// (tuning::force_p2p_eager_limit) around making the communicators it measures.
+std::size_t shared_eager_limit() { return static_cast<std::size_t>(tuning::p2p_eager_limit()); }
 
 // MCRPMPI_DEBUG=1: one line per protocol step.
 void trace(int rank, const char* what, int peer, std::uint64_t a, std::uint64_t b, std::uint64_t c) {

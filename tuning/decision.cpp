@@ -1,5 +1,6 @@
 #include "tuning/decision.h"
 
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,8 @@ namespace {
 enum class Override : std::uint8_t { none, nccl, mpi };
 Override g_env_overrides[kCollKindCount] = {};
 Override g_forced[kCollKindCount] = {};
+constexpr long long kNotForced = -1;
+std::atomic<long long> g_forced_eager_limit{kNotForced};
 
 Override to_override(std::optional<Backend> backend) {
   if (!backend) return Override::none;
@@ -111,6 +114,15 @@ void force_backend(CollKind kind, std::optional<Backend> backend) {
   g_forced[static_cast<int>(kind)] = to_override(backend);
 }
 
+std::uint64_t p2p_eager_limit() {
+  const long long forced = g_forced_eager_limit.load(std::memory_order_acquire);
+  return forced == kNotForced ? active_table().p2p_eager_limit_bytes : static_cast<std::uint64_t>(forced);
+}
+
+void force_p2p_eager_limit(std::optional<std::uint64_t> bytes) {
+  g_forced_eager_limit.store(bytes ? static_cast<long long>(*bytes) : kNotForced, std::memory_order_release);
+}
+
 Decision decide(const Query& query) {
   const int k = static_cast<int>(query.kind);
   for (auto [slot, source] : {std::pair{g_forced[k], Source::forced}, std::pair{g_env_overrides[k], Source::env_override}}) {
@@ -151,5 +163,12 @@ extern "C" int mcrpmpi_force_backend(int kind, int backend) {
   std::optional<Backend> chosen;
   if (backend >= 0) chosen = backend == 0 ? Backend::nccl : Backend::mpi;
   force_backend(static_cast<mcrp::CollKind>(kind), chosen);
+  return 0;
+}
+
+extern "C" int mcrpmpi_force_p2p_eager_limit(long long bytes) {
+  using namespace mcrp::tuning;
+  if (bytes > static_cast<long long>(kMaxP2pEagerLimitBytes)) return -1;
+  force_p2p_eager_limit(bytes < 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(bytes)));
   return 0;
 }

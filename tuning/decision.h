@@ -76,9 +76,24 @@ MCRPMPI_TUNING_API int initialize(MPI_Comm world) noexcept;
 // For the tuning suite, which measures each path in turn. Not meant for concurrent use with decide().
 MCRPMPI_TUNING_API void force_backend(CollKind kind, std::optional<Backend> backend);
 
+// The eager limit of device-only point-to-point (table.h) for an engine made now: the forced one
+// (force_p2p_eager_limit) if any, else the table's.
+MCRPMPI_TUNING_API std::uint64_t p2p_eager_limit();
+
+// Forces the eager limit of engines made after the call (std::nullopt: back to the table). For the
+// tuning suite, which measures inline and rendezvous transfers in turn. Process-local: every rank of a
+// communicator must force the same value before the communicator gets its engine (a receive is posted
+// for the largest header its peers may send), as mcrpmpi-tune does on every rank.
+MCRPMPI_TUNING_API void force_p2p_eager_limit(std::optional<std::uint64_t> bytes);
+
 }  // namespace mcrp::tuning
 
 // The same as force_backend, with C linkage so that mcrpmpi-tune can find it with dlsym in the loaded
 // libmcrpmpi (linked or preloaded): kind is a CollKind value, backend 0 = nccl, 1 = mpi, -1 = the table.
 // Returns 0, or -1 for an out-of-range argument.
 extern "C" MCRPMPI_TUNING_API int mcrpmpi_force_backend(int kind, int backend);
+
+// The same as force_p2p_eager_limit, with C linkage for mcrpmpi-tune: bytes >= 0 forces that limit,
+// a negative value goes back to the table. Returns 0, or -1 (and changes nothing) above the largest
+// limit the table accepts (kMaxP2pEagerLimitBytes).
+extern "C" MCRPMPI_TUNING_API int mcrpmpi_force_p2p_eager_limit(long long bytes);

@@ -1,5 +1,7 @@
 // What the tuning suite measures, and the CSV file it keeps them in (one row per measurement:
-// collective,comm_size,topology,bytes,path,latency_us,iterations).
+// collective,comm_size,topology,bytes,path,latency_us,iterations). Point-to-point rows of the eager
+// limit use the same columns with collective "p2p" and path "inline" or "rendezvous"; files
+// without them (older ones) read as before.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -19,10 +21,27 @@ struct Measurement {
   int iterations = 0;
 };
 
+// How a device-only communicator moves a payload (README, "Device-only communicators").
+enum class P2pProtocol : std::uint8_t { inline_payload, rendezvous };
+const char* protocol_name(P2pProtocol protocol);  // "inline", "rendezvous"
+
+// One ping-pong point of the eager-limit measurement (tune_p2p.h).
+struct EagerMeasurement {
+  int comm_size = 2;                  // the ranks that exchanged messages
+  Topology topology = Topology::any;  // theirs
+  std::uint64_t bytes = 0;            // payload of one message
+  P2pProtocol protocol = P2pProtocol::inline_payload;
+  double latency_us = 0;              // one way: half the mean round trip
+  int iterations = 0;
+};
+
 std::string measurements_csv_header();
 std::string to_csv_row(const Measurement& m);
+std::string to_csv_row(const EagerMeasurement& m);
 
-// Reads the CSV written by mcrpmpi-tune. On error returns false and says which line is wrong.
-bool read_measurements_csv(const std::string& path, std::vector<Measurement>* out, std::string* error);
+// Reads the CSV written by mcrpmpi-tune: collective rows into `out`, point-to-point rows into `p2p`
+// (checked, and dropped when `p2p` is null). On error returns false and says which line is wrong.
+bool read_measurements_csv(const std::string& path, std::vector<Measurement>* out, std::string* error,
+                           std::vector<EagerMeasurement>* p2p = nullptr);
 
 }  // namespace mcrp::tuning

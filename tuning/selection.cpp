@@ -1,5 +1,6 @@
 #include "tuning/selection.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -56,9 +57,11 @@ std::vector<Range> choose_ranges(const Group& sizes, double margin) {
 
 }  // namespace
 
-Table build_table(const std::vector<Measurement>& measurements, double margin) {
+Table build_table(const std::vector<Measurement>& measurements, double margin,
+                  const std::vector<EagerMeasurement>& p2p) {
   Table table;
   table.source = Source::tuning_file;
+  if (const std::optional<std::uint64_t> limit = choose_eager_limit(p2p, margin)) table.p2p_eager_limit_bytes = *limit;
   for (const auto& [key, sizes] : group(measurements)) {
     const auto [kind, comm_size, topology] = key;
     table.per_kind[kind].push_back(Rules{comm_size, static_cast<Topology>(topology), choose_ranges(sizes, margin)});
@@ -66,8 +69,11 @@ Table build_table(const std::vector<Measurement>& measurements, double margin) {
   return table;
 }
 
-QualityReport judge_table(const std::vector<Measurement>& measurements, const Table& table) {
+QualityReport judge_table(const std::vector<Measurement>& measurements, const Table& table,
+                          const std::vector<EagerMeasurement>& p2p) {
   QualityReport report;
+  report.p2p_points = judge_eager_limit(p2p, table.p2p_eager_limit_bytes, &report.unmeasured);
+  for (const EagerQualityPoint& q : report.p2p_points) report.worst = std::max(report.worst, q.ratio);
   for (const auto& [key, sizes] : group(measurements)) {
     const auto [kind, comm_size, topology] = key;
     for (const auto& [bytes, point] : sizes) {
@@ -91,23 +97,35 @@ QualityReport judge_table(const std::vector<Measurement>& measurements, const Ta
 std::string format_quality(const QualityReport& report, double goal) {
   std::string text;
   char line[256];
-  const QualityPoint* worst = nullptr;
-  for (const QualityPoint& q : report.points) {
-    std::snprintf(line, sizeof line, "%-22s %6d ranks %-11s %12llu B  chosen %-4s %12.3f us  best %12.3f us  ratio %.3f\n",
-                  kind_name(q.chosen.kind), q.chosen.comm_size, topology_name(q.chosen.topology),
-                  static_cast<unsigned long long>(q.chosen.bytes), backend_name(q.chosen.backend), q.chosen.latency_us,
-                  q.best_us, q.ratio);
+  std::string worst_point;  // what the summary names: "allreduce, 4 ranks, single_node, 8 B"
+  double worst_ratio = -1;
+  const auto add = [&](const char* what, int comm_size, Topology topology, std::uint64_t bytes, const char* path,
+                       double chosen_us, double best_us, double ratio) {
+    std::snprintf(line, sizeof line, "%-22s %6d ranks %-11s %12llu B  chosen %-10s %12.3f us  best %12.3f us  ratio %.3f\n",
+                  what, comm_size, topology_name(topology), static_cast<unsigned long long>(bytes), path, chosen_us,
+                  best_us, ratio);
     text += line;
-    if (worst == nullptr || q.ratio > worst->ratio) worst = &q;
+    if (ratio <= worst_ratio) return;
+    worst_ratio = ratio;
+    std::snprintf(line, sizeof line, "%s, %d ranks, %s, %llu B", what, comm_size, topology_name(topology),
+                  static_cast<unsigned long long>(bytes));
+    worst_point = line;
+  };
+  for (const QualityPoint& q : report.points) {
+    add(kind_name(q.chosen.kind), q.chosen.comm_size, q.chosen.topology, q.chosen.bytes, backend_name(q.chosen.backend),
+        q.chosen.latency_us, q.best_us, q.ratio);
   }
-  if (worst == nullptr) {
+  for (const EagerQualityPoint& q : report.p2p_points) {
+    add("p2p eager limit", q.chosen.comm_size, q.chosen.topology, q.chosen.bytes, protocol_name(q.chosen.protocol),
+        q.chosen.latency_us, q.best_us, q.ratio);
+  }
+  const std::size_t count = report.points.size() + report.p2p_points.size();
+  if (count == 0) {
     text += "no measured points\n";
     return text;
   }
-  std::snprintf(line, sizeof line, "worst ratio %.3f (%s, %d ranks, %s, %llu B) over %zu points; goal <= %.2f: %s\n",
-                report.worst, kind_name(worst->chosen.kind), worst->chosen.comm_size,
-                topology_name(worst->chosen.topology), static_cast<unsigned long long>(worst->chosen.bytes),
-                report.points.size(), goal, report.worst <= goal ? "met" : "NOT met");
+  std::snprintf(line, sizeof line, "worst ratio %.3f (%s) over %zu points; goal <= %.2f: %s\n", report.worst,
+                worst_point.c_str(), count, goal, report.worst <= goal ? "met" : "NOT met");
   text += line;
   if (report.unmeasured > 0) {
     text += std::to_string(report.unmeasured) + " points skipped: the table picks a path not measured there\n";

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "tuning/eager_limit.h"
 #include "tuning/measurements.h"
 #include "tuning/table.h"
 
@@ -13,7 +14,10 @@ namespace mcrp::tuning {
 // faster (0.05: 5 %), so near-ties do not make the table flip back and forth. The first size picks
 // the faster path; a new range starts at the first size where the switch happens.
 // Hence every measured point's chosen latency is within (1 + margin) of the best.
-Table build_table(const std::vector<Measurement>& measurements, double margin);
+// The point-to-point rows set p2p_eager_limit_bytes (choose_eager_limit, with the same margin);
+// without them, or when they allow no choice, it keeps its default.
+Table build_table(const std::vector<Measurement>& measurements, double margin,
+                  const std::vector<EagerMeasurement>& p2p = {});
 
 struct QualityPoint {
   Measurement chosen;     // the measurement of the path the table picks
@@ -23,11 +27,13 @@ struct QualityPoint {
 
 struct QualityReport {
   std::vector<QualityPoint> points;
+  std::vector<EagerQualityPoint> p2p_points;  // the table's eager limit against the p2p rows
   int unmeasured = 0;     // points where the table picks a path that was not measured there
-  double worst = 1;       // the largest ratio (1 when there are no points)
+  double worst = 1;       // the largest ratio of either kind of point (1 when there are no points)
 };
 
-QualityReport judge_table(const std::vector<Measurement>& measurements, const Table& table);
+QualityReport judge_table(const std::vector<Measurement>& measurements, const Table& table,
+                          const std::vector<EagerMeasurement>& p2p = {});
 
 // One line per point plus a summary naming the worst ratio and whether it meets `goal`.
 std::string format_quality(const QualityReport& report, double goal);

@@ -1,5 +1,7 @@
-// mcrpmpi-tune: measures both paths of every routed collective on this machine and scale and writes
-// a tuning file, a CSV of every measurement and an SVG plot; `--quality CSV TABLE` judges a table.
+// mcrpmpi-tune: measures both paths of every routed collective on this machine and scale, and the
+// eager limit of device-only point-to-point, and writes a tuning file, a CSV of every measurement and
+// an SVG plot; `--quality CSV TABLE` judges a table. On a machine without a GPU it measures on the
+// library's fake device when MCRPMPI_FAKE_DEVICE=1 (CI, with the fake NCCL: tests/fake_nccl).
 //   mpiexec -n 8 mcrpmpi-tune -o tuning.json --csv tuning.csv --plot tuning.svg
 // (under scripts/with-mps when ranks share a GPU: it cannot start the MPS daemon itself, since the
 // daemon must run before any rank touches CUDA, so it warns when ranks share a GPU without one)
@@ -8,7 +10,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,6 +22,8 @@
 
 #include "tuning/selection.h"
 #include "tuning/svg_plot.h"
+#include "tuning/tune_memory.h"
+#include "tuning/tune_p2p.h"
 #include "tuning/tune_run.h"
 #include "tuning/tuning_file.h"
 
@@ -52,8 +55,9 @@ std::string read_text(const std::string& path) {
 // --quality: exit 0 when the worst ratio meets the goal, 2 when not, 1 on unreadable input.
 int report_quality(const std::string& csv, const std::string& table_path, double goal) {
   std::vector<Measurement> rows;
+  std::vector<EagerMeasurement> p2p;
   std::string error;
-  if (!read_measurements_csv(csv, &rows, &error)) {
+  if (!read_measurements_csv(csv, &rows, &error, &p2p)) {
     std::fprintf(stderr, "mcrpmpi-tune: %s\n", error.c_str());
     return 1;
   }
@@ -62,41 +66,9 @@ int report_quality(const std::string& csv, const std::string& table_path, double
     std::fprintf(stderr, "mcrpmpi-tune: %s\n", parsed.error.c_str());
     return 1;
   }
-  const QualityReport report = judge_table(rows, *parsed.table);
+  const QualityReport report = judge_table(rows, *parsed.table, p2p);
   std::fputs(format_quality(report, goal).c_str(), stdout);
   return report.worst <= goal ? 0 : 2;
-}
-
-// Ranks sharing a GPU without the MPS daemon time-slice it, so every small GPU step costs milliseconds
-// of context switching and the table would be tuned to that. Said once per node.
-void warn_if_sharing_without_mps(int node_ranks, int local_rank, int gpus) {
-  if (local_rank != 0 || node_ranks <= gpus) return;
-  const char* pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
-  const std::string control = std::string(pipe != nullptr && pipe[0] != '\0' ? pipe : "/tmp/nvidia-mps") + "/control";
-  if (access(control.c_str(), F_OK) == 0) return;
-  std::fprintf(stderr,
-               "mcrpmpi-tune: warning: %d ranks share %d GPU(s) on this node without the CUDA MPS daemon; their "
-               "GPU work is time-sliced and small calls measure milliseconds. Run it as scripts/with-mps -- "
-               "mpiexec ... mcrpmpi-tune (README, \"Tuning\").\n",
-               node_ranks, gpus);
-}
-
-bool every_rank_has_a_gpu(MPI_Comm world) {
-  int count = 0;
-  int mine = cudaGetDeviceCount(&count) == cudaSuccess && count > 0 ? 1 : 0, all = 0;
-  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, world);
-  if (mine) {
-    // One device per rank on a node, round robin, before anything touches the GPU.
-    MPI_Comm node;
-    PMPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int local = 0, node_ranks = 0;
-    PMPI_Comm_rank(node, &local);
-    PMPI_Comm_size(node, &node_ranks);
-    PMPI_Comm_free(&node);
-    cudaSetDevice(local % count);
-    warn_if_sharing_without_mps(node_ranks, local, count);
-  }
-  return all == 1;
 }
 
 FileMetadata describe_run(MPI_Comm world, double margin) {
@@ -114,34 +86,72 @@ FileMetadata describe_run(MPI_Comm world, double margin) {
   return meta;
 }
 
+// Rank 0: the table chosen from the measurements, the CSV of them, the plot, and the quality figure.
+bool write_outputs(const std::vector<Measurement>& rows, const std::vector<EagerMeasurement>& p2p,
+                   const Outputs& outputs) {
+  const Table table = build_table(rows, outputs.margin, p2p);
+  std::string csv = measurements_csv_header() + "\n";
+  for (const Measurement& m : rows) csv += to_csv_row(m) + "\n";
+  for (const EagerMeasurement& m : p2p) csv += to_csv_row(m) + "\n";
+  const bool written = write_text(outputs.table, write_tuning_file(table, describe_run(MPI_COMM_WORLD, outputs.margin))) &&
+                       write_text(outputs.csv, csv) && write_text(outputs.plot, plot_svg(rows, table, p2p));
+  if (!written) return false;
+  std::printf("mcrpmpi-tune: wrote %s, %s, %s\n", outputs.table.c_str(), outputs.csv.c_str(), outputs.plot.c_str());
+  if (!p2p.empty()) {
+    std::printf("mcrpmpi-tune: p2p eager limit %llu B%s\n", static_cast<unsigned long long>(table.p2p_eager_limit_bytes),
+                table.p2p_eager_limit_bytes == kDefaultP2pEagerLimitBytes ? " (the default: not written)" : "");
+  }
+  std::fputs(format_quality(judge_table(rows, table, p2p), 1 + outputs.margin).c_str(), stdout);
+  return true;
+}
+
 int tune(const TuneOptions& options, const Outputs& outputs) {
   MPI_Init(nullptr, nullptr);
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int status = 0;
-  if (!every_rank_has_a_gpu(MPI_COMM_WORLD)) {
+  const DeviceMemory memory = choose_device_memory(MPI_COMM_WORLD);
+  if (memory == DeviceMemory::none) {
     if (rank == 0) std::printf("mcrpmpi-tune: no CUDA device: nothing to tune\n");
   } else if (!libmcrpmpi_loaded()) {
     if (rank == 0) std::fprintf(stderr, "mcrpmpi-tune: libmcrpmpi is not in this process (link or LD_PRELOAD it)\n");
     status = 1;
   } else {
-    const std::vector<Measurement> rows = run_measurements(MPI_COMM_WORLD, options);
-    if (rank == 0) {
-      Table table = build_table(rows, outputs.margin);
-      std::string csv = measurements_csv_header() + "\n";
-      for (const Measurement& m : rows) csv += to_csv_row(m) + "\n";
-      const bool written = write_text(outputs.table, write_tuning_file(table, describe_run(MPI_COMM_WORLD, outputs.margin))) &&
-                           write_text(outputs.csv, csv) && write_text(outputs.plot, plot_svg(rows, table));
-      status = written ? 0 : 1;
-      if (written) {
-        std::printf("mcrpmpi-tune: wrote %s, %s, %s\n", outputs.table.c_str(), outputs.csv.c_str(), outputs.plot.c_str());
-        std::fputs(format_quality(judge_table(rows, table), 1 + outputs.margin).c_str(), stdout);
-      }
+    if (rank == 0 && memory == DeviceMemory::fake_device) {
+      std::printf("mcrpmpi-tune: measuring on the library's fake device (MCRPMPI_FAKE_DEVICE=1): host memory, "
+                  "figures for testing only\n");
     }
+    const std::vector<Measurement> rows = run_measurements(MPI_COMM_WORLD, options, memory);
+    std::vector<EagerMeasurement> p2p;
+    if (options.p2p) p2p = measure_eager_limit(MPI_COMM_WORLD, options, memory);
+    else if (rank == 0) std::printf("p2p eager limit: skipped (-c does not name p2p)\n");
+    if (rank == 0) status = write_outputs(rows, p2p, outputs) ? 0 : 1;
   }
   PMPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();
   return status;
+}
+
+// -c: the named collectives, and the eager limit when "p2p" is among them.
+bool choose_kinds(const std::vector<std::string>& names, TuneOptions* options) {
+  const std::vector<mcrp::CollKind> measurable = measurable_kinds();
+  options->kinds.clear();
+  options->p2p = false;
+  for (const std::string& name : names) {
+    mcrp::CollKind kind;
+    if (name == "p2p") {
+      options->p2p = true;
+    } else if (mcrp::parse_kind(name.c_str(), &kind) &&
+               std::find(measurable.begin(), measurable.end(), kind) != measurable.end()) {
+      options->kinds.push_back(kind);
+    } else {
+      std::fprintf(stderr, "mcrpmpi-tune: cannot measure \"%s\" (measurable:", name.c_str());
+      for (mcrp::CollKind k : measurable) std::fprintf(stderr, " %s", mcrp::kind_name(k));
+      std::fprintf(stderr, " p2p)\n");
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -159,7 +169,8 @@ int main(int argc, char** argv) {
   app.add_option("-i,--iterations", options.iterations, "timed calls per point (fewer for large messages)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--warmup", options.warmup, "untimed calls per point")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("-c,--collectives", kinds, "collectives to measure (default: all measurable)")->delimiter(',');
+  app.add_option("-c,--collectives", kinds,
+                 "collectives to measure, and p2p for the point-to-point eager limit (default: all)")->delimiter(',');
   app.add_flag("--world-only", no_sub, "measure the world communicator only (no per-node, power-of-two ones)");
   app.add_option("--margin", outputs.margin, "switch path only when the other is this much faster")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
@@ -175,18 +186,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mcrpmpi-tune: --min-bytes is above --max-bytes\n");
     return 1;
   }
-  for (const std::string& name : kinds) {
-    mcrp::CollKind kind;
-    const std::vector<mcrp::CollKind> measurable = measurable_kinds();
-    if (!mcrp::parse_kind(name.c_str(), &kind) ||
-        std::find(measurable.begin(), measurable.end(), kind) == measurable.end()) {
-      std::fprintf(stderr, "mcrpmpi-tune: cannot measure collective \"%s\" (measurable:", name.c_str());
-      for (mcrp::CollKind k : measurable) std::fprintf(stderr, " %s", mcrp::kind_name(k));
-      std::fprintf(stderr, ")\n");
-      return 1;
-    }
-    options.kinds.push_back(kind);
-  }
+  if (!kinds.empty() && !choose_kinds(kinds, &options)) return 1;
   options.sub_communicators = !no_sub;
   return tune(options, outputs);
 }

@@ -1,33 +1,15 @@
 #include "tuning/tune_run.h"
 
-#include <cuda_runtime_api.h>
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
+#include "tuning/library_hooks.h"
 #include "tuning/table.h"
 #include "tuning/topology.h"
 
 namespace mcrp::tuning {
 namespace {
-
-// Device memory owned for one communicator's measurements.
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) {
-    if (cudaMalloc(&data_, std::max<std::size_t>(bytes, 1)) != cudaSuccess) data_ = nullptr;
-    else cudaMemset(data_, 0, bytes);
-  }
-  ~DeviceBuffer() { if (data_ != nullptr) cudaFree(data_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  char* get() const { return static_cast<char*>(data_); }
-
- private:
-  void* data_ = nullptr;
-};
 
 struct SubComm {
   MPI_Comm comm = MPI_COMM_NULL;  // MPI_COMM_NULL on ranks outside it
@@ -55,22 +37,15 @@ int call_collective(CollKind kind, char* send, char* recv, std::uint64_t bytes, 
   }
 }
 
-// Fewer repetitions for large messages: about 1 GiB moved per point, never fewer than 3.
-int iterations_for(std::uint64_t bytes, int iterations) {
-  const std::uint64_t budget = 1ull << 30;
-  const std::uint64_t fit = bytes == 0 ? iterations : budget / bytes;
-  return static_cast<int>(std::max<std::uint64_t>(3, std::min<std::uint64_t>(iterations, fit)));
-}
-
 // Mean latency in microseconds of the slowest rank; negative if the call failed.
 double time_collective(CollKind kind, DeviceBuffer& send, DeviceBuffer& recv, std::uint64_t bytes, MPI_Comm comm,
-                       int warmup, int iterations) {
+                       int warmup, int iterations, DeviceMemory memory) {
   int failed = 0;
   for (int i = 0; i < warmup; ++i) failed |= call_collective(kind, send.get(), recv.get(), bytes, comm) != MPI_SUCCESS;
   PMPI_Barrier(comm);
   const double start = PMPI_Wtime();
   for (int i = 0; i < iterations; ++i) failed |= call_collective(kind, send.get(), recv.get(), bytes, comm) != MPI_SUCCESS;
-  cudaDeviceSynchronize();
+  synchronize(memory);
   double mine = failed ? -1e300 : (PMPI_Wtime() - start) * 1e6 / iterations, slowest = 0;
   PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
   int any_failed = 0;
@@ -101,6 +76,21 @@ std::vector<SubComm> communicators(MPI_Comm world, bool sub_communicators) {
   return comms;
 }
 
+bool needs_per_rank_blocks(CollKind kind) {
+  return kind == CollKind::allgather || kind == CollKind::alltoall || kind == CollKind::gather ||
+         kind == CollKind::scatter || kind == CollKind::reduce_scatter_block;
+}
+
+}  // namespace
+
+bool libmcrpmpi_loaded() { return library_hooks().force_backend != nullptr; }
+
+int iterations_for(std::uint64_t bytes, int iterations) {
+  const std::uint64_t budget = 1ull << 30;
+  const std::uint64_t fit = bytes == 0 ? iterations : budget / bytes;
+  return static_cast<int>(std::max<std::uint64_t>(3, std::min<std::uint64_t>(iterations, fit)));
+}
+
 std::string human_bytes(std::uint64_t bytes) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB"};
   int u = 0;
@@ -108,39 +98,16 @@ std::string human_bytes(std::uint64_t bytes) {
   return std::to_string(bytes) + " " + unit[u];
 }
 
-bool needs_per_rank_blocks(CollKind kind) {
-  return kind == CollKind::allgather || kind == CollKind::alltoall || kind == CollKind::gather ||
-         kind == CollKind::scatter || kind == CollKind::reduce_scatter_block;
-}
-
-// libmcrpmpi's own mcrpmpi_force_backend: this program holds a private copy of the tuning code
-// (the library exports only C symbols), so the library's is found through the object that
-// defines the MPI_Init this program calls.
-using ForceFn = int (*)(int, int);
-ForceFn library_force_backend() {
-  Dl_info info{};
-  void* mpi_init = dlsym(RTLD_DEFAULT, "MPI_Init");  // the definition calls bind to, not a PLT stub
-  if (mpi_init == nullptr || dladdr(mpi_init, &info) == 0 || info.dli_fname == nullptr) return nullptr;
-  void* library = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
-  if (library == nullptr) return nullptr;
-  auto fn = reinterpret_cast<ForceFn>(dlsym(library, "mcrpmpi_force_backend"));
-  dlclose(library);  // only drops the reference RTLD_NOLOAD added
-  return fn;
-}
-
-}  // namespace
-
-bool libmcrpmpi_loaded() { return library_force_backend() != nullptr; }
-
 std::vector<CollKind> measurable_kinds() {
   return {CollKind::allreduce, CollKind::reduce,   CollKind::bcast,  CollKind::allgather,
           CollKind::reduce_scatter_block, CollKind::alltoall, CollKind::gather, CollKind::scatter,
           CollKind::scan};
 }
 
-std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& options) {
-  const std::vector<CollKind> kinds = options.kinds.empty() ? measurable_kinds() : options.kinds;
-  const ForceFn force = library_force_backend();
+std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& options, DeviceMemory memory) {
+  const std::vector<CollKind>& kinds = options.kinds;
+  const auto force = library_hooks().force_backend;
+  if (kinds.empty()) return {};
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t b = std::max<std::uint64_t>(options.min_bytes, 1); b <= options.max_bytes; b *= 2) sizes.push_back(b);
   int world_rank = 0;
@@ -157,7 +124,7 @@ std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& opt
       const Topology topology = classify_topology(sub.comm);
       // Rooted and gathering collectives need size x block on some ranks; cap total device memory.
       const std::uint64_t largest = options.max_bytes * static_cast<std::uint64_t>(size);
-      DeviceBuffer send(largest), recv(largest);
+      DeviceBuffer send(memory, largest), recv(memory, largest);
       int ok = send.get() != nullptr && recv.get() != nullptr, all_ok = 0;
       PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, sub.comm);
       for (CollKind kind : kinds) {
@@ -168,7 +135,7 @@ std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& opt
           for (int b = 0; b < 2; ++b) {
             force(static_cast<int>(kind), b);
             const int iterations = iterations_for(bytes * (needs_per_rank_blocks(kind) ? size : 1), options.iterations);
-            const double us = time_collective(kind, send, recv, bytes, sub.comm, options.warmup, iterations);
+            const double us = time_collective(kind, send, recv, bytes, sub.comm, options.warmup, iterations, memory);
             row[b] = Measurement{kind, size, topology, bytes, static_cast<Backend>(b), us, iterations};
             if (us >= 0) results.push_back(row[b]);
           }

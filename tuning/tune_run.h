@@ -1,32 +1,44 @@
 // The measuring half of mcrpmpi-tune: times every routed collective on device buffers under each
 // forced path, on the world and on sub-communicators (one per node, powers of two), with progress
-// on rank 0. Needs a CUDA device on every rank and libmcrpmpi in the process.
+// on rank 0 (the eager limit of point-to-point: tune_p2p.h). Needs device memory on every rank (a
+// CUDA device, or the library's fake device) and libmcrpmpi in the process.
 #pragma once
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tuning/measurements.h"
+#include "tuning/tune_memory.h"
 
 namespace mcrp::tuning {
+
+// The collectives the suite can time with equal per-rank blocks.
+std::vector<CollKind> measurable_kinds();
 
 struct TuneOptions {
   std::uint64_t min_bytes = 8;
   std::uint64_t max_bytes = 256ull << 20;
   int iterations = 20;          // at small sizes; fewer at large ones (see iterations_for)
   int warmup = 3;
-  std::vector<CollKind> kinds;  // empty: every collective measure_one() supports
+  std::vector<CollKind> kinds = measurable_kinds();  // the collectives to measure (none: only p2p)
+  bool p2p = true;              // measure the eager limit of device-only point-to-point (tune_p2p.h)
   bool sub_communicators = true;
 };
 
-// The collectives the suite can time with equal per-rank blocks.
-std::vector<CollKind> measurable_kinds();
 
 // True when the MPI entry points in use are libmcrpmpi's (linked or preloaded), so its paths can be forced.
 bool libmcrpmpi_loaded();
 
 // Collective over `world`; requires libmcrpmpi_loaded(). Returns the measurements (complete on rank 0, where they are reported).
-std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& options);
+std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& options, DeviceMemory memory);
+
+// Timed calls per point: `iterations` at small sizes, fewer for large messages (about 1 GiB moved
+// per point), never fewer than 3.
+int iterations_for(std::uint64_t bytes, int iterations);
+
+// "64 KiB", "3 B": exact where a power of 1024 divides.
+std::string human_bytes(std::uint64_t bytes);
 
 }  // namespace mcrp::tuning

@@ -59,3 +59,22 @@ foreach(mode launcher survivors)
                          LABELS "mpi;${fake_nccl_labels};reliability")
   endforeach()
 endforeach()
+# mcrpmpi-tune end to end on the fake device: both paths of the collectives (NCCL = the fake NCCL)
+# and the point-to-point eager limit (inline and rendezvous on asserted communicators of world ranks
+# 0 and 1); the script checks the files it writes (tune_end_to_end.sh). Two ranks: every collective
+# up to 64 KiB (the limit written is then the default as long as inline wins up to 64 KiB); three
+# ranks (world and a two-rank sub-communicator, oversubscribed on a 2-core machine): two collectives
+# up to 16 KiB, so that a limit below 65536 is written when inline wins throughout.
+if(TARGET mcrpmpi-tune)
+  foreach(run "2;65536;all" "3;16384;allreduce,bcast,p2p")
+    list(GET run 0 np)
+    list(GET run 1 max_bytes)
+    list(GET run 2 kinds)
+    set(name mpi.fake_nccl.tune.np${np})
+    add_test(NAME ${name}
+             COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/tune_end_to_end.sh ${CMAKE_CURRENT_BINARY_DIR}/tune-np${np}
+                     $<TARGET_FILE:mcrpmpi-tune> $<TARGET_FILE:mcrpmpi_fake_nccl> ${max_bytes} ${kinds}
+                     ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS})
+    set_tests_properties(${name} PROPERTIES TIMEOUT 120 PROCESSORS ${np} LABELS "mpi;${fake_nccl_labels};tuning")
+  endforeach()
+endif()

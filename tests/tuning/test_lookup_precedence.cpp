@@ -83,6 +83,7 @@ class Precedence : public ::testing::Test {
   void TearDown() override {
     unsetenv("MCRPMPI_ALLREDUCE");
     force_backend(CollKind::allreduce, std::nullopt);
+    force_p2p_eager_limit(std::nullopt);
     install_table(builtin_table());
     load_settings();
   }
@@ -113,6 +114,27 @@ TEST_F(Precedence, BuiltInThenFileThenEnvThenForce) {
   EXPECT_EQ(decide(q).source, Source::env_override);
   EXPECT_EQ(mcrpmpi_force_backend(kCollKindCount, 0), -1);
   EXPECT_EQ(mcrpmpi_force_backend(0, 2), -1);
+}
+
+TEST_F(Precedence, ForcedEagerLimitBeatsTheTableUntilReleased) {
+  EXPECT_EQ(p2p_eager_limit(), kDefaultP2pEagerLimitBytes);
+  Table table = builtin_table();
+  table.p2p_eager_limit_bytes = 4096;
+  install_table(table);
+  EXPECT_EQ(p2p_eager_limit(), 4096u);
+  EXPECT_EQ(mcrpmpi_force_p2p_eager_limit(0), 0);
+  EXPECT_EQ(p2p_eager_limit(), 0u);
+  EXPECT_EQ(mcrpmpi_force_p2p_eager_limit(static_cast<long long>(kMaxP2pEagerLimitBytes)), 0);
+  EXPECT_EQ(p2p_eager_limit(), kMaxP2pEagerLimitBytes);
+  // Above the largest limit: refused, the forced value stays.
+  EXPECT_EQ(mcrpmpi_force_p2p_eager_limit(static_cast<long long>(kMaxP2pEagerLimitBytes) + 1), -1);
+  EXPECT_EQ(p2p_eager_limit(), kMaxP2pEagerLimitBytes);
+  EXPECT_EQ(mcrpmpi_force_p2p_eager_limit(-1), 0);
+  EXPECT_EQ(p2p_eager_limit(), 4096u);
+  force_p2p_eager_limit(100);
+  EXPECT_EQ(p2p_eager_limit(), 100u);
+  force_p2p_eager_limit(std::nullopt);
+  EXPECT_EQ(p2p_eager_limit(), 4096u);
 }
 
 TEST_F(Precedence, BadOrAutoEnvValueLeavesTheTable) {
