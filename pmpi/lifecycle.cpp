@@ -1,4 +1,5 @@
-// Initialisation, finalisation and communicator release, plus the CUDA-support queries.
+// Initialisation, finalisation (world model and sessions) and communicator release, plus the
+// CUDA-support queries.
 // MPI_Comm_free and MPI_Comm_disconnect need no wrapper body of their own: the NCCL communicator
 // hangs off an attribute whose delete callback releases it, so they are listed here only to make the
 // promise explicit and testable.
@@ -7,6 +8,7 @@
 #include "collectives/shutdown.h"
 #include "p2p/assertion.h"
 #include "runtime/lifecycle.h"
+#include "runtime/self_comm.h"
 
 namespace {
 
@@ -38,6 +40,18 @@ int MPI_Finalize(void) {
   mcrp::finish_p2p();
   mcrp::before_finalize();
   return PMPI_Finalize();
+}
+
+// Counted, so that the library's own session (runtime/self_comm.h) closes with the last of them.
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session) {
+  const int rc = PMPI_Session_init(info, errhandler, session);
+  if (rc == MPI_SUCCESS) mcrp::session_opened();
+  return rc;
+}
+
+int MPI_Session_finalize(MPI_Session* session) {
+  if (session != nullptr && *session != MPI_SESSION_NULL) mcrp::session_closing();
+  return PMPI_Session_finalize(session);
 }
 
 int MPI_Comm_free(MPI_Comm* comm) { return PMPI_Comm_free(comm); }

@@ -12,6 +12,7 @@
 #include "runtime/nccl_comm.h"
 #include "runtime/profile.h"
 #include "runtime/progress.h"
+#include "runtime/self_comm.h"
 #include "device/buffer_pool.h"
 #include "device/cuda_runtime.h"
 #include "device/gpu_affinity.h"
@@ -40,7 +41,7 @@ void on_initialized() {
 void before_finalize() {
   profile::report(MPI_COMM_WORLD);
   release_world_nccl_comm();
-  release_progress_comm();
+  release_world_self_comm();
   if (device::cuda_available()) device::release_cached_buffers();
 }
 

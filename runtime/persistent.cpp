@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "runtime/errors.h"
+#include "runtime/self_comm.h"
 
 namespace mcrp {
 namespace {
@@ -73,7 +74,9 @@ Registry& registry() {
 }  // namespace
 
 Status create_persistent(PersistentStart start, MPI_Request* request) {
-  const int rc = PMPI_Barrier_init(MPI_COMM_SELF, MPI_INFO_NULL, request);
+  const MPI_Comm self = library_self_comm();
+  if (self == MPI_COMM_NULL) return Status(MPI_ERR_OTHER, "MPI is not initialized");
+  const int rc = PMPI_Barrier_init(self, MPI_INFO_NULL, request);
   if (rc != MPI_SUCCESS) return already_raised(rc);
   auto entry = std::make_shared<Persistent>();
   entry->start = std::move(start);

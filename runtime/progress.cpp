@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -9,12 +10,11 @@
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_comm.h"
 #include "runtime/requests.h"
+#include "runtime/self_comm.h"
 
 namespace mcrp {
 namespace {
 
-MPI_Comm g_progress_comm = MPI_COMM_NULL;
-std::once_flag g_progress_once;
 
 struct BackgroundWork {
   void (*advance)() = nullptr;
@@ -57,14 +57,10 @@ void advance_library() {
 }
 
 void drive_mpi_progress() {
-  std::call_once(g_progress_once, [] { PMPI_Comm_dup(MPI_COMM_SELF, &g_progress_comm); });
-  if (g_progress_comm == MPI_COMM_NULL) return;
+  const MPI_Comm comm = world_self_comm_for_progress();
+  if (comm == MPI_COMM_NULL) return;
   int flag = 0;
-  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, g_progress_comm, &flag, MPI_STATUS_IGNORE);
-}
-
-void release_progress_comm() {
-  if (g_progress_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_progress_comm);
+  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
 }
 
 NcclDeadline::NcclDeadline() : has_deadline_(config().nccl_timeout_s > 0) {

@@ -53,7 +53,5 @@ void register_background_work(void (*advance)(), const std::atomic<int>* pending
 // True while some registered background work is pending: blocking waits of the library's
 // Wait/Test family then poll instead of blocking inside the base MPI.
 bool background_work_pending();
-// Frees the private communicator; called from MPI_Finalize before PMPI_Finalize.
-void release_progress_comm();
 
 }  // namespace mcrp

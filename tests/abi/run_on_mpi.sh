@@ -30,7 +30,7 @@ done
 [ "${1:-}" = "--" ] && shift
 [ $# -gt 0 ] || { echo "run_on_mpi: no program" >&2; exit 2; }
 
-build=$(cd "$matrix/.." && pwd)
+build=$(dirname "$matrix")  # the matrix folder lives in the build folder (it may not exist yet for debian)
 if [ "$mpi" = debian ]; then
   launcher=$(command -v mpiexec.hydra || command -v mpiexec)
   python=$build/python-venv/bin/python

@@ -31,6 +31,8 @@ mcrpmpi_add_fake_nccl_test(verify_agreement RANKS 2 3 ENV MCRPMPI_VERIFY=1
                            COMMAND $<TARGET_FILE:test_verify_agreement> --space fake-device)
 mcrpmpi_add_fake_nccl_test(thread_stress RANKS 2 3
                            COMMAND $<TARGET_FILE:test_thread_stress> --space fake-device --rounds 8)
+# A program on MPI Sessions only: NCCL loaded, yet staged alike on every rank (no MPI_Init, no map).
+mcrpmpi_add_fake_nccl_test(sessions RANKS 2 3 COMMAND $<TARGET_FILE:test_sessions> --space fake-device)
 # Device-only point-to-point with NCCL moving the payloads (p2p/channel_nccl.cpp).
 mcrpmpi_add_fake_nccl_test(p2p_asserted RANKS 2 3 ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
                            COMMAND $<TARGET_FILE:test_p2p_linked> --space fake-device --assert env --threads)

@@ -1,0 +1,29 @@
+// A communicator of this process alone, for the library's own use: probing for MPI progress, the
+// placeholder requests of persistent operations, packing datatypes. Under the world model it is a
+// duplicate of MPI_COMM_SELF. A program on MPI Sessions alone has no MPI_COMM_SELF (MPICH aborts
+// the process on any use of it), so there it is made from the "mpi://SELF" process set of a session
+// the library opens for itself beside the application's first one, and closed with the
+// application's last one.
+#pragma once
+#include <mpi.h>
+
+namespace mcrp {
+
+// Made at the first need; MPI_COMM_NULL while MPI is initialized in neither model.
+MPI_Comm library_self_comm();
+
+// The same under the world model only, for probing MPI progress while the library waits. In a
+// Sessions-only program none: MPICH 4.0.2 sets up its network module at the first communicator of
+// several processes, and any progress before that (a one-process job) crashes inside UCX, so a
+// probe of the library's own would crash programs that never ask for progress themselves.
+MPI_Comm world_self_comm_for_progress();
+
+// The MPI_Session_init and MPI_Session_finalize wrappers call these around the base MPI.
+void session_opened();
+void session_closing();  // before the base MPI finalizes the application's session
+
+// At MPI_Finalize, before the base MPI's: the duplicate of MPI_COMM_SELF goes (sessions still open
+// get one of their own at the next need).
+void release_world_self_comm();
+
+}  // namespace mcrp
