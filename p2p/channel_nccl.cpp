@@ -109,6 +109,11 @@ class NcclChannel final : public Channel {
 std::unique_ptr<Channel> make_nccl_channel(MPI_Comm comm, int device) {
   std::shared_ptr<NcclComm> nccl;
   if (!nccl_comm_for(comm, device, &nccl).ok()) return nullptr;
+  // Set up now, while every member is in the assertion's collective call: the setup advances only
+  // through library calls on every member, so one set up at the first rendezvous would wait for a
+  // member that has gone off computing (or sits in a call the library does not wrap) meanwhile.
+  MpiProgress progress;
+  if (!nccl->wait_setup(progress).ok()) return nullptr;
   return std::make_unique<NcclChannel>(std::move(nccl));
 }
 

@@ -211,6 +211,18 @@ bool NcclComm::advance() {
   return idle();
 }
 
+Status NcclComm::wait_setup(device::ProgressHook& progress) {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      step_setup();
+      if (phase_ == Phase::ready) return {};
+      if (phase_ == Phase::failed) return failure_;
+    }
+    MCRP_TRY(progress.poll());
+  }
+}
+
 bool NcclComm::idle() {
   std::lock_guard<std::mutex> lock(mutex_);
   const bool setup_over = phase_ == Phase::ready || phase_ == Phase::failed;

@@ -72,6 +72,10 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   // true when nothing is left to do (setup over, nothing queued or being enqueued).
   bool advance();
   bool idle();  // what advance() returned, without advancing
+  // Waits until the setup is over, keeping MPI progressing: ok, or why it failed. For callers in a
+  // call every member makes (a communicator's device-only assertion), so that the setup does not
+  // wait later for a member that has meanwhile gone off computing.
+  Status wait_setup(device::ProgressHook& progress);
 
   // A blocking call's direct launch (collectives/nccl_path.cpp): takes the launch turn when the
   // communicator is ready and nothing is queued or being enqueued, so that issue order holds without

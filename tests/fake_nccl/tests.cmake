@@ -36,6 +36,9 @@ mcrpmpi_add_fake_nccl_test(sessions RANKS 2 3 COMMAND $<TARGET_FILE:test_session
 # Device-only point-to-point with NCCL moving the payloads (p2p/channel_nccl.cpp).
 mcrpmpi_add_fake_nccl_test(p2p_asserted RANKS 2 3 ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
                            COMMAND $<TARGET_FILE:test_p2p_linked> --space fake-device --assert env --threads)
+# A member idle outside MPI for longer than MCRPMPI_NCCL_TIMEOUT: the others' rendezvous still runs.
+mcrpmpi_add_fake_nccl_test(p2p_idle_member RANKS 3 TIMEOUT 120 ENV MCRPMPI_P2P_CHANNEL=nccl MCRPMPI_NCCL_TIMEOUT=4
+                           COMMAND $<TARGET_FILE:test_p2p_idle_member> --space fake-device)
 # Ranks started with different MCRPMPI_P2P_CHANNEL values (rank 0 mpi, two more nccl) use rank 0's.
 mcrpmpi_add_mpi_test(NAME mpi.fake_nccl.p2p_asserted.mixed_channels.np3 NPROCS 1 LABELS ${fake_nccl_labels} p2p
                      TIMEOUT 300 ENV ${fake_nccl_env} MCRPMPI_P2P_DEVICE_ONLY=1
