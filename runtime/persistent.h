@@ -1,8 +1,8 @@
 // The library's view of persistent collective requests.
 //
 // Device buffers: the handle the user gets is a real persistent request of the base MPI (an
-// MPI_Barrier_init on the library's self communicator, runtime/self_comm.h, which completes as soon as it is started), so it can sit in any
-// request array. A registry maps it to the collective: MPI_Start/Startall start the collective
+// MPI_Barrier_init on the library's self communicator, runtime/self_comm.h, which completes as soon
+// as it is started), so it can sit in any request array. A registry maps it to the collective: MPI_Start/Startall start the collective
 // through the router as a nonblocking call (its inner request: a generalized one for NCCL and staged
 // work, the base MPI's own otherwise) and then start the handle; the Wait/Test family
 // (runtime/wait_family.h) treats the handle as incomplete while that inner request is, and

@@ -15,7 +15,6 @@
 namespace mcrp {
 namespace {
 
-
 struct BackgroundWork {
   void (*advance)() = nullptr;
   const std::atomic<int>* pending = nullptr;

@@ -64,8 +64,13 @@ MPI_Comm library_self_comm() {
 }
 
 MPI_Comm world_self_comm_for_progress() {
-  const MPI_Comm comm = library_self_comm();  // lock-free once made: this is on every wait's poll
-  return g_origin.load(std::memory_order_acquire) == Origin::world ? comm : MPI_COMM_NULL;
+  // Lock-free once made: this is on every wait's poll.
+  if (g_made.load(std::memory_order_acquire)) {
+    return g_origin.load(std::memory_order_acquire) == Origin::world ? g_comm : MPI_COMM_NULL;
+  }
+  // Not made yet: make it only under the world model. In a Sessions-only program a progress poll
+  // would otherwise open the library's session for a communicator it does not probe.
+  return world_model_active() ? library_self_comm() : MPI_COMM_NULL;
 }
 
 void session_opened() {

@@ -94,10 +94,7 @@ class Pair {
 
 // Every rank holds the same sizes, so every rank takes the same branches.
 std::vector<std::uint64_t> eager_sizes(const TuneOptions& options) {
-  std::vector<std::uint64_t> sizes;
-  const std::uint64_t largest = std::min<std::uint64_t>(options.max_bytes, kMaxP2pEagerLimitBytes);
-  for (std::uint64_t b = std::max<std::uint64_t>(options.min_bytes, 1); b <= largest; b *= 2) sizes.push_back(b);
-  return sizes;
+  return doubling_sizes(options.min_bytes, std::min<std::uint64_t>(options.max_bytes, kMaxP2pEagerLimitBytes));
 }
 
 // No rows, after rank 0 said why.

@@ -91,6 +91,12 @@ int iterations_for(std::uint64_t bytes, int iterations) {
   return static_cast<int>(std::max<std::uint64_t>(3, std::min<std::uint64_t>(iterations, fit)));
 }
 
+std::vector<std::uint64_t> doubling_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes) {
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t b = std::max<std::uint64_t>(min_bytes, 1); b <= max_bytes; b *= 2) sizes.push_back(b);
+  return sizes;
+}
+
 std::string human_bytes(std::uint64_t bytes) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB"};
   int u = 0;
@@ -108,8 +114,7 @@ std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& opt
   const std::vector<CollKind>& kinds = options.kinds;
   const auto force = library_hooks().force_backend;
   if (kinds.empty()) return {};
-  std::vector<std::uint64_t> sizes;
-  for (std::uint64_t b = std::max<std::uint64_t>(options.min_bytes, 1); b <= options.max_bytes; b *= 2) sizes.push_back(b);
+  const std::vector<std::uint64_t> sizes = doubling_sizes(options.min_bytes, options.max_bytes);
   int world_rank = 0;
   PMPI_Comm_rank(world, &world_rank);
   std::vector<SubComm> comms = communicators(world, options.sub_communicators);

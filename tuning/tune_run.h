@@ -27,7 +27,6 @@ struct TuneOptions {
   bool sub_communicators = true;
 };
 
-
 // True when the MPI entry points in use are libmcrpmpi's (linked or preloaded), so its paths can be forced.
 bool libmcrpmpi_loaded();
 
@@ -37,6 +36,9 @@ std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& opt
 // Timed calls per point: `iterations` at small sizes, fewer for large messages (about 1 GiB moved
 // per point), never fewer than 3.
 int iterations_for(std::uint64_t bytes, int iterations);
+
+// The sizes measured: max(min_bytes, 1), doubling, up to max_bytes.
+std::vector<std::uint64_t> doubling_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes);
 
 // "64 KiB", "3 B": exact where a power of 1024 divides.
 std::string human_bytes(std::uint64_t bytes);
