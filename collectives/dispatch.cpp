@@ -13,6 +13,7 @@
 #include "runtime/base_mpi.h"
 #include "runtime/comm_facts.h"
 #include "runtime/config.h"
+#include "runtime/device_extent.h"
 #include "runtime/errors.h"
 #include "runtime/mpich_handles.h"
 #include "runtime/nccl_comm.h"
@@ -124,6 +125,10 @@ Status validate(Prepared& p, bool device) {
   if (is_reduction(c.kind) && c.op == MPI_OP_NULL) return Status(MPI_ERR_OP, "MPI_OP_NULL");
   MCRP_TRY(prepare_types(p));
   MCRP_TRY(check_sides(p));
+  if (config().verify) {  // one driver query per device buffer (runtime/device_extent.h)
+    MCRP_TRY(check_device_extent(p.layout.send, p.send_type, p.send_memory));
+    MCRP_TRY(check_device_extent(p.layout.recv, p.recv_type, p.recv_memory));
+  }
   // The base MPI refuses uncommitted datatypes; a device copy or NCCL would not notice. A predefined
   // op on a derived datatype it refuses first, with MPI_ERR_OP: those are staged for it to say so.
   if (is_reduction(c.kind) && is_builtin_handle(c.op)) return {};

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "collectives/chunk_plan.h"
+#include "runtime/chunk_plan.h"
 #include "collectives/paths.h"
 #include "device/buffer_pool.h"
 #include "runtime/buffer.h"

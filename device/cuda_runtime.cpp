@@ -1,5 +1,7 @@
 #include "device/cuda_runtime.h"
 
+#include <cuda.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -19,6 +21,29 @@ bool probe_cuda() {
     return false;
   }
   return count > 0;
+}
+
+// cuMemGetAddressRange from the driver the static runtime loaded (no link against libcuda, so the
+// library still loads without a driver); null when the runtime or the driver cannot give it.
+using AddressRangeQuery = CUresult (*)(CUdeviceptr* base, std::size_t* bytes, CUdeviceptr pointer);
+
+AddressRangeQuery address_range_query() {
+  static const AddressRangeQuery query = []() -> AddressRangeQuery {
+#if CUDART_VERSION >= 12050
+    void* function = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 3020, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    return reinterpret_cast<AddressRangeQuery>(function);
+#else
+    return nullptr;
+#endif
+  }();
+  return query;
 }
 
 }  // namespace
@@ -46,6 +71,19 @@ PointerInfo locate(const void* pointer) {
     info.device = attributes.device;
   }
   return info;
+}
+
+bool allocation_range(const void* pointer, AllocationRange* range) {
+  if (pointer == nullptr || !cuda_available()) return false;
+  if (fake_device()) return fake_range(pointer, &range->start, &range->bytes);
+  const AddressRangeQuery query = address_range_query();
+  if (query == nullptr) return false;
+  CUdeviceptr start = 0;
+  std::size_t bytes = 0;
+  if (query(&start, &bytes, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) return false;
+  range->start = static_cast<std::uintptr_t>(start);
+  range->bytes = bytes;
+  return true;
 }
 
 Status cuda_status(cudaError_t error, const char* what) {

@@ -4,6 +4,9 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+#include <cstdint>
+
 #include "device/status.h"
 
 namespace mcrp::device {
@@ -22,6 +25,17 @@ struct PointerInfo {
 // Device and managed memory count as device memory; pinned and pageable host memory as host.
 // Null pointers (and so MPI_BOTTOM) are host. Never fails: unknown pointers are host.
 PointerInfo locate(const void* pointer);
+
+// The device allocation that holds `pointer`, as the driver (cuMemGetAddressRange) or the fake device
+// records it; false when none is known (host memory, a pointer from another process, a runtime
+// without driver entry points). Allocators that carve blocks out of larger allocations (PyTorch's
+// and CuPy's caches, cudaMallocAsync pools) show here as their whole allocation, and the driver may
+// round an allocation up to its granularity: a range is an upper bound on what the program may touch.
+struct AllocationRange {
+  std::uintptr_t start = 0;
+  std::size_t bytes = 0;
+};
+bool allocation_range(const void* pointer, AllocationRange* range);
 
 // Turns a CUDA error into a Status naming the call that failed, e.g. "cudaMemcpyAsync: invalid argument".
 Status cuda_status(cudaError_t error, const char* what);

@@ -52,14 +52,23 @@ void fake_release(void* pointer) {
   std::free(pointer);
 }
 
-bool fake_contains(const void* pointer) {
+bool fake_range(const void* pointer, std::uintptr_t* start, std::size_t* bytes) {
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
   Ranges& r = ranges();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.by_start.upper_bound(address);
   if (it == r.by_start.begin()) return false;
   --it;
-  return address < it->first + it->second;
+  if (address >= it->first + it->second) return false;
+  *start = it->first;
+  *bytes = it->second;
+  return true;
+}
+
+bool fake_contains(const void* pointer) {
+  std::uintptr_t start = 0;
+  std::size_t bytes = 0;
+  return fake_range(pointer, &start, &bytes);
 }
 
 }  // namespace mcrp::device

@@ -10,6 +10,7 @@
 // anything about real device pointers.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 namespace mcrp::device {
 
@@ -20,6 +21,8 @@ bool fake_device();
 void* fake_allocate(std::size_t bytes);
 void fake_release(void* pointer);
 bool fake_contains(const void* pointer);
+// The fake allocation holding `pointer`: its start and its size as requested (at least 1 byte).
+bool fake_range(const void* pointer, std::uintptr_t* start, std::size_t* bytes);
 
 }  // namespace mcrp::device
 

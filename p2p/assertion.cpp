@@ -105,7 +105,7 @@ void assert_device_only(MPI_Comm comm, bool asserted_here) {
   g_engines.fetch_add(1, std::memory_order_acq_rel);
   if (config().debug && rank == 0) {
     std::fprintf(stderr, "mcrpmpi: communicator asserted device-only: point-to-point on the %s channel, "
-                         "payloads above %zu B by rendezvous\n", channel, engine->eager_limit());
+                         "payloads above %zu B by rendezvous\n", engine->channel_name(), engine->eager_limit());
   }
 }
 

@@ -1,19 +1,33 @@
 // The base-MPI channel: each transfer of a group is a synchronous send (MPI_Issend) or a receive on
 // a private communicator, so a group completes only when the peers have launched their side, as an
 // NCCL group would. Between two ranks, transfers of one direction match in launch order (one tag).
+// A base MPI that takes device pointers (CUDA-aware) is handed the transfers' memory as it is; any
+// other gets each transfer staged through pinned host memory, pipelined in chunks
+// (p2p/staged_transfer.h), so that setting MCRPMPI_P2P_CHANNEL=mpi never gives a base MPI device
+// pointers it cannot read.
 #include <vector>
 
 #include "p2p/channel.h"
+#include "p2p/staged_transfer.h"
+#include "runtime/base_mpi.h"
 #include "runtime/errors.h"
+#include "tuning/table.h"
 
 namespace mcrp {
 namespace {
 
 class MpiChannel final : public Channel {
  public:
-  explicit MpiChannel(MPI_Comm comm) : comm_(comm) {}
+  explicit MpiChannel(MPI_Comm comm)
+      : comm_(comm), staged_(!base_mpi_cuda_aware()), chunk_setting_(tuning::active_table().staged_chunk_bytes) {}
 
   Status launch(const std::vector<ChannelTransfer>& group) override {
+    if (staged_) {
+      transfers_.clear();
+      transfers_.resize(group.size());
+      for (std::size_t i = 0; i < group.size(); ++i) MCRP_TRY(transfers_[i].start(group[i], comm_, chunk_setting_));
+      return {};
+    }
     requests_.assign(group.size(), MPI_REQUEST_NULL);
     for (std::size_t i = 0; i < group.size(); ++i) {
       const ChannelTransfer& t = group[i];
@@ -26,6 +40,7 @@ class MpiChannel final : public Channel {
   }
 
   Status test(bool* done) override {
+    if (staged_) return test_staged(done);
     int flag = 0;
     const int rc = PMPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return already_raised(rc);
@@ -33,12 +48,28 @@ class MpiChannel final : public Channel {
     return {};
   }
 
-  const char* name() const override { return "mpi"; }
+  const char* name() const override { return staged_ ? "mpi (staged through host memory)" : "mpi"; }
   int device() const override { return -1; }
 
  private:
+  // Every transfer is advanced on each test, so a pair's two directions progress together.
+  Status test_staged(bool* done) {
+    bool all = true;
+    for (StagedTransfer& t : transfers_) {
+      bool finished = false;
+      MCRP_TRY(t.advance(comm_, &finished));
+      all = all && finished;
+    }
+    if (all) transfers_.clear();  // their pinned buffers go back to the pool now
+    *done = all;
+    return {};
+  }
+
   MPI_Comm comm_;
+  bool staged_;
+  std::uint64_t chunk_setting_;
   std::vector<MPI_Request> requests_;
+  std::vector<StagedTransfer> transfers_;
 };
 
 }  // namespace

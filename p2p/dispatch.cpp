@@ -15,6 +15,7 @@
 #include "p2p/staged.h"
 #include "runtime/base_mpi.h"
 #include "runtime/config.h"
+#include "runtime/device_extent.h"
 #include "runtime/errors.h"
 #include "runtime/persistent.h"
 #include "runtime/profile.h"
@@ -67,6 +68,16 @@ Status check_large_counts(const P2PCall& call) {
     side.base = static_cast<char*>(const_cast<void*>(s.buffer));
     side.blocks = {Block{0, s.count}};
     MCRP_TRY(check_side(side, info));
+  }
+  return {};
+}
+
+// MCRPMPI_VERIFY=1: each significant side in device memory lies inside its allocation (one
+// locate and one driver query per side; runtime/device_extent.h).
+Status check_device_extents(const P2PPrepared& p) {
+  if (!config().verify) return {};
+  for (auto [side, type] : {std::pair{&p.send, &p.send_type}, std::pair{&p.recv, &p.recv_type}}) {
+    if (side->significant()) MCRP_TRY(check_device_extent(*side, *type, device::locate(side->base)));
   }
   return {};
 }
@@ -160,6 +171,7 @@ int route_asserted(const std::shared_ptr<Engine>& engine, const P2PCall& user_ca
   if (!p.send.significant() && !p.recv.significant()) return base(call.sendbuf, call.recvbuf, request, status);
   if (profile::enabled()) charge_profile(call.kind, P2PPath::device_only);
   Status checked = check_asserted_sides(p);
+  if (checked.ok()) checked = check_device_extents(p);
   if (checked.ok()) {
     log_route(p, engine->channel_name(), "communicator asserted device-only");
     checked = run_asserted(engine, p, mode, request, status);
@@ -189,7 +201,8 @@ int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* 
   const bool copy = !base_mpi_cuda_aware();
   if (profile::enabled()) charge_profile(call.kind, copy ? P2PPath::staged : P2PPath::direct);
   log_route(p, copy ? "staged" : "base MPI", copy ? "base MPI is not CUDA-aware" : "base MPI is CUDA-aware");
-  Status result;
+  Status result = check_device_extents(p);
+  if (!result.ok()) return fail(call, result, request);
   if (mode == Mode::blocking) {
     result = run_staged_p2p(p, base, copy, status);
   } else if (!copy) {

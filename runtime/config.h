@@ -7,7 +7,9 @@ struct Config {
   bool debug = false;           // MCRPMPI_DEBUG=1: log every routing decision and its reason
   bool stats = false;           // MCRPMPI_STATS=1: per-collective, per-path report at MPI_Finalize
   bool profile = false;         // MCRPMPI_PROFILE=1: per-step timing report at MPI_Finalize (runtime/profile.h)
-  bool verify = false;          // MCRPMPI_VERIFY=1: ranks agree on memory types before each call
+  // MCRPMPI_VERIFY=1: ranks agree on memory types and arguments before each collective, and device
+  // buffers are checked against their allocations (runtime/device_extent.h)
+  bool verify = false;
   // MCRPMPI_SHOW_BASE_MPI=1 (or MCRPMPI_DEBUG=1): rank 0 names the base MPI it bound at MPI_Init
   bool show_base_mpi = false;
   double nccl_timeout_s = 600;  // MCRPMPI_NCCL_TIMEOUT: seconds before a stuck NCCL op is aborted (0: never)

@@ -27,7 +27,7 @@ mcrpmpi_add_fake_nccl_test(horovod_pattern RANKS 2 3 COMMAND $<TARGET_FILE:test_
 mcrpmpi_add_fake_nccl_test(ignored_arguments RANKS 2 3
                            COMMAND $<TARGET_FILE:test_ignored_arguments_linked> --space fake-device)
 mcrpmpi_add_fake_nccl_test(bad_input RANKS 2 3 COMMAND $<TARGET_FILE:test_bad_input_linked> --space fake-device)
-mcrpmpi_add_fake_nccl_test(verify_agreement RANKS 2 3 ENV MCRPMPI_VERIFY=1
+mcrpmpi_add_fake_nccl_test(verify_agreement RANKS 2 3 ENV MCRPMPI_VERIFY=1 MCRPMPI_P2P_CHANNEL=nccl
                            COMMAND $<TARGET_FILE:test_verify_agreement> --space fake-device)
 mcrpmpi_add_fake_nccl_test(thread_stress RANKS 2 3
                            COMMAND $<TARGET_FILE:test_thread_stress> --space fake-device --rounds 8)

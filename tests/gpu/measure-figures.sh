@@ -15,7 +15,8 @@
 #   staged             pipelined staged path vs max(copies, host collective), 4-64 MiB, and its
 #                      8 B latency [15.5: <= 1.25; 8 B not slower than 20.5 us]
 #   p2p                osu_latency / osu_bw on device buffers: staged, NCCL path (-A), raw NCCL, host
-#                      without the library [10: NCCL path >= 95% of raw bw at >= 1 MiB; staged 8 B]
+#                      without the library [10: NCCL path >= 95% of raw bw at >= 1 MiB; staged 8 B];
+#                      osu_bw staged vs pipelined chunks on the base MPI (-A, channel mpi) [15.5]
 #   sanitizer          compute-sanitizer memcheck, racecheck, synccheck over GPU test programs [13.4]
 # --fake runs the parts on CPU (the fake device, the test suite's fake NCCL; no raw NCCL, no
 # compute-sanitizer), to check this script; --quick cuts sizes and iterations for that check.
@@ -112,6 +113,9 @@ part_staged() {
 part_p2p() {
   compare --np 2 --ways "host,lib,lib-nccl${raw_nccl:+,nccl}" osu_latency -d "$space" "${small[@]}"
   compare --np 2 --ways "${raw_nccl}lib-nccl,lib" osu_bw -d "$space" "${large[@]}"
+  # The staged path (lib: one copy each way around one base-MPI message) against the device-only
+  # protocol's pipelined chunks through the base MPI (lib-chunked), and host buffers as the bound.
+  compare --np 2 --ways "lib,lib-chunked,host" osu_bw -d "$space" "${large[@]}"
   compare --np 2 --ways "${raw_nccl}lib-nccl,lib" osu_bibw -d "$space" "${large[@]}"
 }
 

@@ -6,9 +6,16 @@
 //   - it passes another datatype (same size), count, op or root, or a gather block of another size:
 //     every rank fails with MPI_ERR_TYPE, MPI_ERR_COUNT, MPI_ERR_OP or MPI_ERR_ROOT;
 //   - (fake device) it passes host buffers where the others pass device buffers: every rank takes
-//     the base MPI and gets the right sum.
+//     the base MPI and gets the right sum;
+//   - (device spaces) its device buffer is smaller than the call says (one int short on the fake
+//     device, which knows its allocations' exact sizes; a quarter of the size on a GPU, whose
+//     driver may round an allocation up): every rank fails with MPI_ERR_BUFFER, and nothing is
+//     written past the buffer (the ASan run of this program sees the fake device's heap blocks).
 // Each through every call form (blocking, nonblocking, persistent; int and _c). The communicator
 // stays usable afterwards. Without VERIFY these programs are erroneous and may hang (README).
+// Point-to-point (device spaces): a receive into and a send from a too-small device buffer fail with
+// MPI_ERR_BUFFER before anything is matched or sent, on MPI_COMM_WORLD (staged) and on a duplicate
+// asserted device-only (the protocol of p2p/engine.h); the right call afterwards moves the message.
 #include <mpi.h>
 
 #include <string>
@@ -16,6 +23,7 @@
 
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/device_only_comm.h"
 #include "tests/mpi/entry_points.h"
 #include "tests/mpi/memory_spaces.h"
 
@@ -45,15 +53,50 @@ const Disagreement kDisagreements[] = {
     {"sendcount 3 for 4 (gather block)", Coll::Gather, MPI_ERR_COUNT, [](CollArgs& a) { a.sendcount = kCount - 1; }},
 };
 
+// A device buffer shorter than the call says: which collective, and which of its buffers.
+struct ShortBuffer {
+  Coll coll;
+  bool receive;  // the receive buffer is short, else the send buffer (bcast: its one buffer)
+  int blocks;    // how many blocks of the count that buffer must hold: 1, or the communicator size (0)
+};
+const ShortBuffer kShortBuffers[] = {
+    {Coll::Allreduce, true, 1}, {Coll::Allreduce, false, 1}, {Coll::Bcast, false, 1},
+    {Coll::Allgather, true, 0}, {Coll::Alltoall, false, 0},
+};
+
+// Exactly `bytes` in a memory space (SpaceBuffer keeps one element of slack), released on destruction.
+class ExactBlock {
+ public:
+  ExactBlock(MemorySpace& space, std::size_t bytes) : space_(space), data_(space.allocate(bytes)) {}
+  ~ExactBlock() { space_.release(data_); }
+  ExactBlock(const ExactBlock&) = delete;
+  ExactBlock& operator=(const ExactBlock&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  MemorySpace& space_;
+  void* data_;
+};
+
+int error_class_of(int rc) {
+  int error_class = MPI_SUCCESS;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
+  return error_class;
+}
+
 std::string form_label(CallForm form, CountForm counts) {
   return std::string(call_form_name(form)) + " " + form_name(counts);
 }
 
 class Run {
  public:
-  Run(Checker& checker, MemorySpace& space) : checker_(checker), space_(space) {
+  Run(Checker& checker, MemorySpace& space, const std::string& space_name)
+      : checker_(checker), space_(space), fake_device_(space_name == "fake-device") {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    // A GPU's allocations may be larger than asked for: there the call covers 4 MiB a block, so a
+    // buffer of a quarter of that is short whatever the driver's rounding.
+    short_count_ = fake_device_ ? kCount : MPI_Count{1} << 20;
   }
 
   // A correct call's arguments on `send`/`recv`: kCount ints per block, MPI_SUM, root 0.
@@ -76,9 +119,7 @@ class Run {
     SpaceBuffer<int> recv(space_, std::vector<int>(kCount * size_, 0));
     CollArgs a = correct(d.coll, send.data(), recv.data());
     if (rank_ == size_ - 1) d.odd(a);
-    const int rc = invoke(d.coll, form, counts, a, size_);
-    int error_class = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
+    const int error_class = error_class_of(invoke(d.coll, form, counts, a, size_));
     checker_.check(error_class == d.error_class,
                    std::string(coll_name(d.coll)) + " " + form_label(form, counts) + ", last rank's " + d.what +
                        " (rank " + std::to_string(rank_) + "): expected class " + std::to_string(d.error_class) +
@@ -98,6 +139,62 @@ class Run {
                           recv.download().data(), expected.data(), kCount);
   }
 
+  // The bytes of a short buffer that must hold `needed`: one int short on the fake device, a
+  // quarter on a GPU.
+  std::size_t short_bytes(std::size_t needed) const { return fake_device_ ? needed - sizeof(int) : needed / 4; }
+
+  // The last rank's buffer is short (device spaces): every rank fails with MPI_ERR_BUFFER.
+  void short_buffer(const ShortBuffer& b, CallForm form, CountForm counts) {
+    const std::size_t elements = static_cast<std::size_t>(short_count_ * size_);
+    SpaceBuffer<int> send(space_, std::vector<int>(elements, rank_ + 1));
+    SpaceBuffer<int> recv(space_, std::vector<int>(elements, 0));
+    const std::size_t needed = static_cast<std::size_t>(short_count_ * (b.blocks == 0 ? size_ : 1)) * sizeof(int);
+    ExactBlock short_block(space_, short_bytes(needed));
+    CollArgs a = correct(b.coll, send.data(), recv.data());
+    a.count = a.sendcount = a.recvcount = short_count_;
+    if (rank_ == size_ - 1) {
+      if (b.receive || b.coll == Coll::Bcast) a.recvbuf = short_block.data();  // bcast's one buffer is both
+      if (!b.receive) a.sendbuf = short_block.data();
+    }
+    const int error_class = error_class_of(invoke(b.coll, form, counts, a, size_));
+    checker_.check(error_class == MPI_ERR_BUFFER,
+                   std::string(coll_name(b.coll)) + " " + form_label(form, counts) + ", last rank's " +
+                       (b.receive ? "receive" : "send") + " buffer short (rank " + std::to_string(rank_) +
+                       "): expected MPI_ERR_BUFFER on every rank, got class " + std::to_string(error_class));
+  }
+
+  // Point-to-point with this rank itself on `comm` (device spaces): a too-small receive or send
+  // buffer is refused before anything is matched or sent; the right call then moves the message.
+  void p2p_short_buffers(MPI_Comm comm, const std::string& label) {
+    int self = 0;
+    MPI_Comm_rank(comm, &self);
+    const MPI_Count n = short_count_;
+    const std::vector<int> values(static_cast<std::size_t>(n), rank_ + 7);
+    SpaceBuffer<int> good_send(space_, values);
+    SpaceBuffer<int> good_recv(space_, std::vector<int>(values.size(), 0));
+    ExactBlock short_block(space_, short_bytes(values.size() * sizeof(int)));
+
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Isend(good_send.data(), n, MPI_INT, self, 5, comm, &request);
+    int error_class = error_class_of(MPI_Recv(short_block.data(), n, MPI_INT, self, 5, comm, MPI_STATUS_IGNORE));
+    checker_.check(error_class == MPI_ERR_BUFFER, label + ": MPI_Recv into a short device buffer: expected "
+                                                  "MPI_ERR_BUFFER, got class " + std::to_string(error_class));
+    int rc = MPI_Recv(good_recv.data(), n, MPI_INT, self, 5, comm, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    checker_.expect_equal(label + ": the message, received after the refused receive", rc,
+                          good_recv.download().data(), values.data(), values.size());
+
+    good_recv.upload(std::vector<int>(values.size(), 0));
+    MPI_Irecv(good_recv.data(), n, MPI_INT, self, 6, comm, &request);
+    error_class = error_class_of(MPI_Send(short_block.data(), n, MPI_INT, self, 6, comm));
+    checker_.check(error_class == MPI_ERR_BUFFER, label + ": MPI_Send from a short device buffer: expected "
+                                                  "MPI_ERR_BUFFER, got class " + std::to_string(error_class));
+    rc = MPI_Send(good_send.data(), n, MPI_INT, self, 6, comm);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    checker_.expect_equal(label + ": the receive posted before the refused send gets the next one", rc,
+                          good_recv.download().data(), values.data(), values.size());
+  }
+
   void still_usable() {
     SpaceBuffer<int> send(space_, std::vector<int>(kCount, rank_ + 1));
     SpaceBuffer<int> recv(space_, std::vector<int>(kCount, 0));
@@ -109,6 +206,8 @@ class Run {
  private:
   Checker& checker_;
   MemorySpace& space_;
+  bool fake_device_;
+  MPI_Count short_count_ = kCount;  // elements a block of the short-buffer calls
   int rank_ = 0;
   int size_ = 1;
 };
@@ -124,13 +223,22 @@ int main(int argc, char** argv) {
     std::unique_ptr<MemorySpace> space = make_memory_space(space_name, MPI_COMM_WORLD);
     if (space) {
       Checker checker;
-      Run run(checker, *space);
+      Run run(checker, *space, space_name);
       HostMemory host;
+      const bool device = space_name != "host";
       for (CallForm form : kCallForms)
         for (CountForm counts : kCountForms) {
           for (const Disagreement& d : kDisagreements) run.disagreement(d, form, counts);
-          if (space_name != "host") run.memory_kinds(form, counts, host);
+          if (!device) continue;
+          run.memory_kinds(form, counts, host);
+          for (const ShortBuffer& b : kShortBuffers) run.short_buffer(b, form, counts);
         }
+      if (device) {
+        run.p2p_short_buffers(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+        MPI_Comm asserted = dup_asserting_device_only(MPI_COMM_WORLD);
+        run.p2p_short_buffers(asserted, "a duplicate asserted device-only");
+        MPI_Comm_free(&asserted);
+      }
       // Nonblocking: the error comes at the call, on every rank, with no request left behind.
       int rank = 0, size = 0;
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);

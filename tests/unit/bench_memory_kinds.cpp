@@ -1,8 +1,9 @@
 // Memory-kind detection: what each kind of memory is classified as, and what one classification
 // costs (issue 15's goals: < 20 ns for host memory; device pointers cost one driver query, see
-// device/host_regions.h for why they are not cached). Prints a table; exits 1 on a wrong kind,
-// never on a time. `--gpu` exits 77 (skipped) where no CUDA device exists; without it the host rows
-// run anywhere and the device rows say why they are missing.
+// device/host_regions.h for why they are not cached). Prints a table; exits 1 on a wrong kind (on
+// a GPU also when the allocation range reported for a device pointer does not cover it), never on
+// a time. `--gpu` exits 77 (skipped) where no CUDA device exists; without it the host rows run
+// anywhere and the device rows say why they are missing.
 #include <cuda_runtime_api.h>
 #include <sys/mman.h>
 
@@ -70,6 +71,35 @@ bool cuda_ok(cudaError_t error, const char* what) {
   return false;
 }
 
+// The allocation the driver reports for a device pointer (MCRPMPI_VERIFY's extent check,
+// runtime/device_extent.h): it must contain the pointer and cover what was asked for; how much more
+// (the driver's rounding) and what one query costs are printed.
+void range_row(const char* what, const void* pointer, const void* allocated, std::size_t asked) {
+  mcrp::device::AllocationRange range;
+  const bool found = mcrp::device::allocation_range(pointer, &range);
+  const auto start = reinterpret_cast<std::uintptr_t>(allocated);
+  const bool right = found && range.start <= start && range.start + range.bytes >= start + asked;
+  if (!right) ++g_wrong;
+  const double ns = nanoseconds_per_call([pointer] {
+    mcrp::device::AllocationRange r;
+    return mcrp::device::allocation_range(pointer, &r);
+  });
+  std::printf("%-44s asked %9zu B, reported %9zu B from %+td %8.1f ns  %s\n", what, asked, found ? range.bytes : 0,
+              found ? static_cast<std::ptrdiff_t>(start - range.start) : 0, ns, right ? "" : "WRONG RANGE");
+}
+
+void range_rows(void* device, void* managed) {
+  std::printf("\n%-44s\n", "allocation_range() (MCRPMPI_VERIFY's extent check)");
+  range_row("cudaMalloc 1 MiB, at its start", device, device, 1 << 20);
+  range_row("cudaMalloc 1 MiB, 1 KiB inside", static_cast<char*>(device) + 1024, device, 1 << 20);
+  range_row("cudaMallocManaged 1 MiB", managed, managed, 1 << 20);
+  void* small = nullptr;
+  if (cuda_ok(cudaMalloc(&small, 12), "cudaMalloc")) {
+    range_row("cudaMalloc 12 B (the driver's rounding)", small, small, 12);
+    cudaFree(small);
+  }
+}
+
 void device_rows() {
   void* device = nullptr;
   void* managed = nullptr;
@@ -88,6 +118,7 @@ void device_rows() {
   });
   std::printf("%-44s %-7s %-7s %8.1f ns  (reference: what every lookup cost before)\n",
               "cudaPointerGetAttributes itself", "", "", raw);
+  range_rows(device, managed);
 
   // Freed and reused: nothing stale may answer.
   cudaFree(device);
@@ -102,6 +133,7 @@ void device_rows() {
   if (cuda_ok(cudaMallocAsync(&pooled, 1 << 20, stream), "cudaMallocAsync")) {
     cudaStreamSynchronize(stream);
     row("cudaMallocAsync (stream-ordered pool)", pooled, MemoryKind::device, "< 50 ns");
+    range_row("cudaMallocAsync 1 MiB (allocation_range)", pooled, pooled, 1 << 20);
     cudaFreeAsync(pooled, stream);
     cudaStreamSynchronize(stream);
   }

@@ -1,8 +1,8 @@
-// The pipelined staged path's chunking (collectives/chunk_plan.h): boundaries on whole units, the
+// The pipelined staged path's chunking (runtime/chunk_plan.h): boundaries on whole units, the
 // last chunk short, one chunk (not pipelined) up to the setting, the 1024-chunk cap, off at 0.
 #include <gtest/gtest.h>
 
-#include "collectives/chunk_plan.h"
+#include "runtime/chunk_plan.h"
 
 namespace mcrp {
 namespace {

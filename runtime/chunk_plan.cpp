@@ -1,4 +1,4 @@
-#include "collectives/chunk_plan.h"
+#include "runtime/chunk_plan.h"
 
 #include <algorithm>
 
