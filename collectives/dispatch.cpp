@@ -13,8 +13,8 @@
 #include "runtime/base_mpi.h"
 #include "runtime/comm_facts.h"
 #include "runtime/config.h"
-#include "runtime/device_extent.h"
 #include "runtime/errors.h"
+#include "runtime/memory_checks.h"
 #include "runtime/mpich_handles.h"
 #include "runtime/nccl_comm.h"
 #include "runtime/persistent.h"
@@ -125,10 +125,6 @@ Status validate(Prepared& p, bool device) {
   if (is_reduction(c.kind) && c.op == MPI_OP_NULL) return Status(MPI_ERR_OP, "MPI_OP_NULL");
   MCRP_TRY(prepare_types(p));
   MCRP_TRY(check_sides(p));
-  if (config().verify) {  // one driver query per device buffer (runtime/device_extent.h)
-    MCRP_TRY(check_device_extent(p.layout.send, p.send_type, p.send_memory));
-    MCRP_TRY(check_device_extent(p.layout.recv, p.recv_type, p.recv_memory));
-  }
   // The base MPI refuses uncommitted datatypes; a device copy or NCCL would not notice. A predefined
   // op on a derived datatype it refuses first, with MPI_ERR_OP: those are staged for it to say so.
   if (is_reduction(c.kind) && is_builtin_handle(c.op)) return {};
@@ -150,12 +146,14 @@ void log_route(const Prepared& p, const Route& route, std::uint64_t bytes) {
                route.reason, route.by_table ? ": " : "", rule);
 }
 
-// validate, and under MCRPMPI_VERIFY the ranks' agreement (collectives/agreement.h), which needs
-// the datatypes of host calls too.
+// validate, and under MCRPMPI_VERIFY the memory behind each buffer (runtime/memory_checks.h) and
+// the ranks' agreement (collectives/agreement.h), which need the datatypes of host calls too.
 Status checked(Prepared& p, bool device, bool* memory_disagrees) {
   Status status = validate(p, device);
   if (status.ok() && !device && (config().stats || config().verify)) status = prepare_types(p);
   if (!config().verify) return status;
+  if (status.ok()) status = check_buffer_memory(p.layout.send, p.send_type, p.send_memory);
+  if (status.ok()) status = check_buffer_memory(p.layout.recv, p.recv_type, p.recv_memory);
   const Agreement agreement = agree(p, device, status);
   *memory_disagrees = agreement.memory_disagrees;
   return agreement.outcome;

@@ -15,8 +15,8 @@
 #include "p2p/staged.h"
 #include "runtime/base_mpi.h"
 #include "runtime/config.h"
-#include "runtime/device_extent.h"
 #include "runtime/errors.h"
+#include "runtime/memory_checks.h"
 #include "runtime/persistent.h"
 #include "runtime/profile.h"
 #include "runtime/progress.h"
@@ -72,12 +72,12 @@ Status check_large_counts(const P2PCall& call) {
   return {};
 }
 
-// MCRPMPI_VERIFY=1: each significant side in device memory lies inside its allocation (one
-// locate and one driver query per side; runtime/device_extent.h).
-Status check_device_extents(const P2PPrepared& p) {
+// MCRPMPI_VERIFY=1: the memory behind each significant side holds what the call covers (a device
+// buffer inside its allocation, a host one mapped; runtime/memory_checks.h). Types prepared.
+Status check_memory(const P2PPrepared& p) {
   if (!config().verify) return {};
   for (auto [side, type] : {std::pair{&p.send, &p.send_type}, std::pair{&p.recv, &p.recv_type}}) {
-    if (side->significant()) MCRP_TRY(check_device_extent(*side, *type, device::locate(side->base)));
+    if (side->significant()) MCRP_TRY(check_buffer_memory(*side, *type, device::locate(side->base)));
   }
   return {};
 }
@@ -171,7 +171,7 @@ int route_asserted(const std::shared_ptr<Engine>& engine, const P2PCall& user_ca
   if (!p.send.significant() && !p.recv.significant()) return base(call.sendbuf, call.recvbuf, request, status);
   if (profile::enabled()) charge_profile(call.kind, P2PPath::device_only);
   Status checked = check_asserted_sides(p);
-  if (checked.ok()) checked = check_device_extents(p);
+  if (checked.ok()) checked = check_memory(p);
   if (checked.ok()) {
     log_route(p, engine->channel_name(), "communicator asserted device-only");
     checked = run_asserted(engine, p, mode, request, status);
@@ -194,15 +194,19 @@ int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* 
   P2PPrepared p;
   describe_sides(call, &p);
   p.device = device_of(p);
-  if (p.device < 0 || !prepare_types(p)) {
+  auto to_base = [&] {
     if (profile::enabled()) charge_profile(call.kind, P2PPath::mpi);
     return base(call.sendbuf, call.recvbuf, request, status);
-  }
+  };
+  // Host calls go to the base MPI as they are (under MCRPMPI_VERIFY once their memory is checked);
+  // so do calls the base MPI must refuse.
+  if ((p.device < 0 && !config().verify) || !prepare_types(p)) return to_base();
+  Status result = check_memory(p);
+  if (!result.ok()) return fail(call, result, request);
+  if (p.device < 0) return to_base();
   const bool copy = !base_mpi_cuda_aware();
   if (profile::enabled()) charge_profile(call.kind, copy ? P2PPath::staged : P2PPath::direct);
   log_route(p, copy ? "staged" : "base MPI", copy ? "base MPI is not CUDA-aware" : "base MPI is CUDA-aware");
-  Status result = check_device_extents(p);
-  if (!result.ok()) return fail(call, result, request);
   if (mode == Mode::blocking) {
     result = run_staged_p2p(p, base, copy, status);
   } else if (!copy) {
@@ -219,7 +223,9 @@ int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* 
 int run_p2p(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status) {
   const Status checked = check_large_counts(call);
   if (!checked.ok()) return fail(call, checked, request);
-  if (!device::cuda_available() && !profile::enabled()) return base(call.sendbuf, call.recvbuf, request, status);
+  if (!device::cuda_available() && !profile::enabled() && !config().verify) {
+    return base(call.sendbuf, call.recvbuf, request, status);
+  }
   return guarded(call, request, [&] { return route(call, base, mode, request, status); });
 }
 

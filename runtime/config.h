@@ -8,7 +8,7 @@ struct Config {
   bool stats = false;           // MCRPMPI_STATS=1: per-collective, per-path report at MPI_Finalize
   bool profile = false;         // MCRPMPI_PROFILE=1: per-step timing report at MPI_Finalize (runtime/profile.h)
   // MCRPMPI_VERIFY=1: ranks agree on memory types and arguments before each collective, and device
-  // buffers are checked against their allocations (runtime/device_extent.h)
+  // buffers are checked against their allocations, host buffers for being mapped (runtime/memory_checks.h)
   bool verify = false;
   // MCRPMPI_SHOW_BASE_MPI=1 (or MCRPMPI_DEBUG=1): rank 0 names the base MPI it bound at MPI_Init
   bool show_base_mpi = false;

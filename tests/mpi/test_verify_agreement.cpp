@@ -7,17 +7,21 @@
 //     every rank fails with MPI_ERR_TYPE, MPI_ERR_COUNT, MPI_ERR_OP or MPI_ERR_ROOT;
 //   - (fake device) it passes host buffers where the others pass device buffers: every rank takes
 //     the base MPI and gets the right sum;
+//   - its receive buffer is at an unmapped address (as another process's device pointer would be):
+//     every rank fails with MPI_ERR_BUFFER;
 //   - (device spaces) its device buffer is smaller than the call says (one int short on the fake
 //     device, which knows its allocations' exact sizes; a quarter of the size on a GPU, whose
 //     driver may round an allocation up): every rank fails with MPI_ERR_BUFFER, and nothing is
 //     written past the buffer (the ASan run of this program sees the fake device's heap blocks).
 // Each through every call form (blocking, nonblocking, persistent; int and _c). The communicator
 // stays usable afterwards. Without VERIFY these programs are erroneous and may hang (README).
-// Point-to-point (device spaces): a receive into and a send from a too-small device buffer fail with
-// MPI_ERR_BUFFER before anything is matched or sent, on MPI_COMM_WORLD (staged) and on a duplicate
-// asserted device-only (the protocol of p2p/engine.h); the right call afterwards moves the message.
+// Point-to-point: a receive into and a send from an unmapped buffer (on MPI_COMM_WORLD), and
+// (device spaces) from a too-small device buffer (on MPI_COMM_WORLD, staged, and on a duplicate
+// asserted device-only, the protocol of p2p/engine.h), fail with MPI_ERR_BUFFER before anything is
+// matched or sent; the right call afterwards moves the message.
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -83,6 +87,10 @@ int error_class_of(int rc) {
   if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
   return error_class;
 }
+
+// An address no memory of a process is ever mapped at (below Linux's mmap_min_addr), standing for a
+// device pointer of another process, which this process does not know either.
+void* const kUnmapped = reinterpret_cast<void*>(std::uintptr_t{0x1000});
 
 std::string form_label(CallForm form, CountForm counts) {
   return std::string(call_form_name(form)) + " " + form_name(counts);
@@ -166,19 +174,25 @@ class Run {
   // Point-to-point with this rank itself on `comm` (device spaces): a too-small receive or send
   // buffer is refused before anything is matched or sent; the right call then moves the message.
   void p2p_short_buffers(MPI_Comm comm, const std::string& label) {
+    ExactBlock short_block(space_, short_bytes(static_cast<std::size_t>(short_count_) * sizeof(int)));
+    p2p_refused_buffer(comm, label, short_block.data(), "a short device buffer");
+  }
+
+  // A receive into and a send from `bad` on `comm` (with this rank itself) fail with MPI_ERR_BUFFER
+  // before anything is matched or sent; the right call then moves the message.
+  void p2p_refused_buffer(MPI_Comm comm, const std::string& label, void* bad, const std::string& what) {
     int self = 0;
     MPI_Comm_rank(comm, &self);
     const MPI_Count n = short_count_;
     const std::vector<int> values(static_cast<std::size_t>(n), rank_ + 7);
     SpaceBuffer<int> good_send(space_, values);
     SpaceBuffer<int> good_recv(space_, std::vector<int>(values.size(), 0));
-    ExactBlock short_block(space_, short_bytes(values.size() * sizeof(int)));
 
     MPI_Request request = MPI_REQUEST_NULL;
     MPI_Isend(good_send.data(), n, MPI_INT, self, 5, comm, &request);
-    int error_class = error_class_of(MPI_Recv(short_block.data(), n, MPI_INT, self, 5, comm, MPI_STATUS_IGNORE));
-    checker_.check(error_class == MPI_ERR_BUFFER, label + ": MPI_Recv into a short device buffer: expected "
-                                                  "MPI_ERR_BUFFER, got class " + std::to_string(error_class));
+    int error_class = error_class_of(MPI_Recv(bad, n, MPI_INT, self, 5, comm, MPI_STATUS_IGNORE));
+    checker_.check(error_class == MPI_ERR_BUFFER, label + ": MPI_Recv into " + what + ": expected MPI_ERR_BUFFER, "
+                                                  "got class " + std::to_string(error_class));
     int rc = MPI_Recv(good_recv.data(), n, MPI_INT, self, 5, comm, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
     checker_.expect_equal(label + ": the message, received after the refused receive", rc,
@@ -186,13 +200,27 @@ class Run {
 
     good_recv.upload(std::vector<int>(values.size(), 0));
     MPI_Irecv(good_recv.data(), n, MPI_INT, self, 6, comm, &request);
-    error_class = error_class_of(MPI_Send(short_block.data(), n, MPI_INT, self, 6, comm));
-    checker_.check(error_class == MPI_ERR_BUFFER, label + ": MPI_Send from a short device buffer: expected "
-                                                  "MPI_ERR_BUFFER, got class " + std::to_string(error_class));
+    error_class = error_class_of(MPI_Send(bad, n, MPI_INT, self, 6, comm));
+    checker_.check(error_class == MPI_ERR_BUFFER, label + ": MPI_Send from " + what + ": expected MPI_ERR_BUFFER, "
+                                                  "got class " + std::to_string(error_class));
     rc = MPI_Send(good_send.data(), n, MPI_INT, self, 6, comm);
     if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
     checker_.expect_equal(label + ": the receive posted before the refused send gets the next one", rc,
                           good_recv.download().data(), values.data(), values.size());
+  }
+
+  // The last rank's receive buffer is at an address where nothing of this process is mapped (as
+  // another process's device pointer would be): every rank fails with MPI_ERR_BUFFER.
+  void unmapped_buffer(CallForm form, CountForm counts) {
+    SpaceBuffer<int> send(space_, std::vector<int>(kCount, rank_ + 1));
+    SpaceBuffer<int> recv(space_, std::vector<int>(kCount, 0));
+    CollArgs a = correct(Coll::Allreduce, send.data(), recv.data());
+    if (rank_ == size_ - 1) a.recvbuf = kUnmapped;
+    const int error_class = error_class_of(invoke(Coll::Allreduce, form, counts, a, size_));
+    checker_.check(error_class == MPI_ERR_BUFFER,
+                   "Allreduce " + form_label(form, counts) + ", last rank's receive buffer unmapped (rank " +
+                       std::to_string(rank_) + "): expected MPI_ERR_BUFFER on every rank, got class " +
+                       std::to_string(error_class));
   }
 
   void still_usable() {
@@ -229,10 +257,12 @@ int main(int argc, char** argv) {
       for (CallForm form : kCallForms)
         for (CountForm counts : kCountForms) {
           for (const Disagreement& d : kDisagreements) run.disagreement(d, form, counts);
+          run.unmapped_buffer(form, counts);
           if (!device) continue;
           run.memory_kinds(form, counts, host);
           for (const ShortBuffer& b : kShortBuffers) run.short_buffer(b, form, counts);
         }
+      run.p2p_refused_buffer(MPI_COMM_WORLD, "MPI_COMM_WORLD", kUnmapped, "an unmapped buffer");
       if (device) {
         run.p2p_short_buffers(MPI_COMM_WORLD, "MPI_COMM_WORLD");
         MPI_Comm asserted = dup_asserting_device_only(MPI_COMM_WORLD);

@@ -72,7 +72,7 @@ bool cuda_ok(cudaError_t error, const char* what) {
 }
 
 // The allocation the driver reports for a device pointer (MCRPMPI_VERIFY's extent check,
-// runtime/device_extent.h): it must contain the pointer and cover what was asked for; how much more
+// runtime/memory_checks.h): it must contain the pointer and cover what was asked for; how much more
 // (the driver's rounding) and what one query costs are printed.
 void range_row(const char* what, const void* pointer, const void* allocated, std::size_t asked) {
   mcrp::device::AllocationRange range;

@@ -1,0 +1,127 @@
+// MCRPMPI_VERIFY's checks of the memory behind a buffer (runtime/memory_checks.h). Device memory on
+// the fake device, whose allocations have exactly the size asked for: spans that fit, spans one byte
+// or one element past the end, spans that start before the allocation (a negative lower bound), gaps
+// between blocks, empty spans, pointers of no known allocation. Host memory: mapped spans pass
+// (heap, stack, an mmap'd page), spans reaching into an unmapped page or lying in one fail.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "device/fake_device.h"
+#include "runtime/memory_checks.h"
+
+namespace {
+
+using mcrp::Block;
+using mcrp::BufferSide;
+using mcrp::TypeInfo;
+using mcrp::device::MemoryKind;
+using mcrp::device::PointerInfo;
+
+const bool g_environment = [] {
+  setenv("MCRPMPI_FAKE_DEVICE", "1", 1);  // read once per process
+  return true;
+}();
+
+const TypeInfo kInt{4, 4, 0, 4};  // size, extent, true lower bound, true extent
+const PointerInfo kDevice{MemoryKind::device, 0};
+
+// A fake device allocation of `bytes`, released on destruction.
+struct FakeBlock {
+  explicit FakeBlock(std::size_t bytes) : data(static_cast<char*>(mcrp::device::fake_allocate(bytes))) {}
+  ~FakeBlock() { mcrp::device::fake_release(data); }
+  char* data;
+};
+
+BufferSide side(char* base, std::vector<Block> blocks) {
+  BufferSide s;
+  s.base = base;
+  s.type = MPI_INT;
+  s.blocks = std::move(blocks);
+  s.read = true;
+  return s;
+}
+
+int error_class(const mcrp::Status& status) { return status.error_class(); }
+
+TEST(MemoryChecks, ExactFitPassesOneElementMoreFails) {
+  FakeBlock block(16);
+  EXPECT_EQ(error_class(check_buffer_memory(side(block.data, {{0, 4}}), kInt, kDevice)), MPI_SUCCESS);
+  const mcrp::Status past = check_buffer_memory(side(block.data, {{0, 5}}), kInt, kDevice);
+  EXPECT_EQ(error_class(past), MPI_ERR_BUFFER);
+  EXPECT_NE(past.message().find("bytes [0, 20)"), std::string::npos) << past.message();
+  EXPECT_NE(past.message().find("covers bytes [0, 16)"), std::string::npos) << past.message();
+}
+
+TEST(MemoryChecks, OneBytePastTheEndFails) {
+  FakeBlock block(15);
+  EXPECT_EQ(error_class(check_buffer_memory(side(block.data, {{0, 4}}), kInt, kDevice)), MPI_ERR_BUFFER);
+}
+
+TEST(MemoryChecks, BaseInsideTheAllocation) {
+  FakeBlock block(16);
+  EXPECT_EQ(error_class(check_buffer_memory(side(block.data + 8, {{0, 2}}), kInt, kDevice)), MPI_SUCCESS);
+  EXPECT_EQ(error_class(check_buffer_memory(side(block.data + 8, {{0, 3}}), kInt, kDevice)), MPI_ERR_BUFFER);
+}
+
+TEST(MemoryChecks, NegativeLowerBoundMustStayInside) {
+  FakeBlock block(16);
+  const TypeInfo shifted{4, 4, -4, 4};  // each element 4 bytes before its address
+  EXPECT_EQ(error_class(check_buffer_memory(side(block.data + 4, {{0, 4}}), shifted, kDevice)), MPI_SUCCESS);
+  const mcrp::Status before = check_buffer_memory(side(block.data, {{0, 1}}), shifted, kDevice);
+  EXPECT_EQ(error_class(before), MPI_ERR_BUFFER);
+  EXPECT_NE(before.message().find("covers bytes [0, 16)"), std::string::npos) << before.message();
+}
+
+TEST(MemoryChecks, BlocksWithGapsCountTheirFurthestByte) {
+  FakeBlock block(16);
+  EXPECT_EQ(error_class(check_buffer_memory(side(block.data, {{0, 1}, {3, 1}}), kInt, kDevice)), MPI_SUCCESS);
+  EXPECT_EQ(error_class(check_buffer_memory(side(block.data, {{0, 1}, {4, 1}}), kInt, kDevice)), MPI_ERR_BUFFER);
+  EXPECT_EQ(error_class(check_buffer_memory(side(block.data, {{4, 0}, {1, 1}}), kInt, kDevice)), MPI_SUCCESS)
+      << "a block of no elements covers nothing";
+}
+
+TEST(MemoryChecks, NothingToCheck) {
+  FakeBlock block(4);
+  EXPECT_EQ(error_class(check_buffer_memory(side(block.data, {{0, 0}}), kInt, kDevice)), MPI_SUCCESS) << "count 0";
+  int unknown[2] = {0, 0};
+  EXPECT_EQ(error_class(check_buffer_memory(side(reinterpret_cast<char*>(unknown), {{0, 8}}), kInt, kDevice)),
+            MPI_SUCCESS)
+      << "no known allocation: nothing to compare with";
+  EXPECT_EQ(error_class(check_buffer_memory(BufferSide{}, kInt, kDevice)), MPI_SUCCESS) << "not significant";
+}
+
+const PointerInfo kHost{MemoryKind::host, -1};
+
+TEST(MemoryChecks, MappedHostMemoryPasses) {
+  int on_stack[4] = {};
+  std::vector<int> on_heap(1 << 16);  // 256 KiB: an mmap'd block, past the lasting regions
+  EXPECT_EQ(error_class(check_buffer_memory(side(reinterpret_cast<char*>(on_stack), {{0, 4}}), kInt, kHost)),
+            MPI_SUCCESS);
+  EXPECT_EQ(error_class(check_buffer_memory(side(reinterpret_cast<char*>(on_heap.data()), {{0, 1 << 16}}), kInt,
+                                            kHost)),
+            MPI_SUCCESS);
+}
+
+TEST(MemoryChecks, UnmappedHostMemoryFails) {
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  char* two = static_cast<char*>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(two, MAP_FAILED);
+  ASSERT_EQ(munmap(two + page, page), 0);  // the second page is gone
+  const auto ints = static_cast<MPI_Count>(page / sizeof(int));
+  EXPECT_EQ(error_class(check_buffer_memory(side(two, {{0, ints}}), kInt, kHost)), MPI_SUCCESS) << "the mapped page";
+  const mcrp::Status across = check_buffer_memory(side(two, {{0, ints + 1}}), kInt, kHost);
+  EXPECT_EQ(error_class(across), MPI_ERR_BUFFER) << "one int into the unmapped page";
+  EXPECT_NE(across.message().find("not mapped"), std::string::npos) << across.message();
+  EXPECT_EQ(error_class(check_buffer_memory(side(two + page, {{0, 1}}), kInt, kHost)), MPI_ERR_BUFFER)
+      << "inside the unmapped page";
+  EXPECT_EQ(error_class(check_buffer_memory(side(two + page, {{0, 0}}), kInt, kHost)), MPI_SUCCESS)
+      << "count 0 reads nothing";
+  munmap(two, page);
+}
+
+}  // namespace
