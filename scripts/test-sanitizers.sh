@@ -33,12 +33,14 @@ cd "$build"
 ctest --output-on-failure -j "$(nproc)" --timeout 600 -R "$tests" "$@"
 
 # ThreadSanitizer over the threaded tests (issue 13 item 6: no data race): 8 threads a rank on 8
-# communicators, staged path and the NCCL path through the fake NCCL. MPICH is not instrumented;
+# communicators, staged path and the NCCL path through the fake NCCL; and the device-only
+# point-to-point protocol with two threads a rank, on the base-MPI channel's chunked staging and on
+# the fake NCCL. MPICH is not instrumented;
 # UCX's memory hooks are turned off because they break TSan's interceptors (a crash at MPI_Init).
 tsan_build=${MCRPMPI_TSAN_BUILD_DIR:-$root/build-tsan}
 cmake -S "$root" -B "$tsan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCRPMPI_SANITIZE=thread >/dev/null
-cmake --build "$tsan_build" -j "$(nproc)" --target mcrpmpi test_thread_stress mcrpmpi_fake_nccl
+cmake --build "$tsan_build" -j "$(nproc)" --target mcrpmpi test_thread_stress test_p2p_linked mcrpmpi_fake_nccl
 cd "$tsan_build"
 TSAN_OPTIONS="halt_on_error=1:report_signal_unsafe=0:${TSAN_OPTIONS:-}" UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no \
   ctest --output-on-failure -j "$(nproc)" --timeout 600 \
-  -R '^mpi\.(thread_stress\.fake-device\.np2|thread_stress\.host\.np3|fake_nccl\.thread_stress\.np[23])$' "$@"
+  -R '^mpi\.(thread_stress\.fake-device\.np2|thread_stress\.host\.np3|fake_nccl\.thread_stress\.np[23]|p2p\.asserted\.np2|fake_nccl\.p2p_asserted\.np2)$' "$@"
