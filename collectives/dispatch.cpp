@@ -172,7 +172,7 @@ Status run_path(Path path, const Prepared& p, const BaseCall& base, Mode mode, M
   switch (path) {
     case Path::mpi: {
       const int rc = call_base(base, *p.call, p.call->sendbuf, p.call->recvbuf, request);
-      return rc == MPI_SUCCESS ? Status() : already_raised(rc);
+      return from_base(rc);
     }
     case Path::staged:
       return nonblocking ? start_staged(p, base, !base_mpi_cuda_aware(), request)

@@ -40,7 +40,7 @@ std::unique_ptr<Channel> make_nccl_channel(MPI_Comm comm, int device);
 // The base MPI on `comm` (a private duplicate): synchronous sends and receives, so a transfer
 // completes only once both sides have launched it, as with NCCL. Device pointers go to a base MPI
 // that takes them; any other gets the payloads staged through pinned host memory in pipelined
-// chunks (p2p/staged_transfer.h). For NCCL-less set-ups and for tests on the fake device.
+// chunks (p2p/chunked_transfer.h). For NCCL-less set-ups and for tests on the fake device.
 std::unique_ptr<Channel> make_mpi_channel(MPI_Comm comm);
 
 }  // namespace mcrp

@@ -3,12 +3,12 @@
 // NCCL group would. Between two ranks, transfers of one direction match in launch order (one tag).
 // A base MPI that takes device pointers (CUDA-aware) is handed the transfers' memory as it is; any
 // other gets each transfer staged through pinned host memory, pipelined in chunks
-// (p2p/staged_transfer.h), so that setting MCRPMPI_P2P_CHANNEL=mpi never gives a base MPI device
+// (p2p/chunked_transfer.h), so that setting MCRPMPI_P2P_CHANNEL=mpi never gives a base MPI device
 // pointers it cannot read.
 #include <vector>
 
 #include "p2p/channel.h"
-#include "p2p/staged_transfer.h"
+#include "p2p/chunked_transfer.h"
 #include "runtime/base_mpi.h"
 #include "runtime/errors.h"
 #include "tuning/table.h"
@@ -55,7 +55,7 @@ class MpiChannel final : public Channel {
   // Every transfer is advanced on each test, so a pair's two directions progress together.
   Status test_staged(bool* done) {
     bool all = true;
-    for (StagedTransfer& t : transfers_) {
+    for (ChunkedTransfer& t : transfers_) {
       bool finished = false;
       MCRP_TRY(t.advance(comm_, &finished));
       all = all && finished;
@@ -69,7 +69,7 @@ class MpiChannel final : public Channel {
   bool staged_;
   std::uint64_t chunk_setting_;
   std::vector<MPI_Request> requests_;
-  std::vector<StagedTransfer> transfers_;
+  std::vector<ChunkedTransfer> transfers_;
 };
 
 }  // namespace

@@ -31,8 +31,6 @@ class UnboundedProgress final : public device::ProgressHook {
   }
 };
 
-Status from_base(int rc) { return rc == MPI_SUCCESS ? Status() : already_raised(rc); }
-
 // The stream copies of one operation go on: the copy stream of the channel's device, or of the
 // buffer's when the channel takes memory anywhere.
 Status copy_stream_for(const Engine& engine, int buffer_device, cudaStream_t* stream) {

@@ -15,9 +15,6 @@
 namespace mcrp {
 namespace {
 
-// An MPI return code as a Status (the base MPI has already raised a failure).
-Status from_base(int rc) { return rc == MPI_SUCCESS ? Status() : already_raised(rc); }
-
 // Both sides' host images for one call, and the arguments the base MPI gets in place of the user's.
 // Keeps its own copy of the call, so a nonblocking op that owns it outlives the wrapper's frame.
 class StagedTransfer {

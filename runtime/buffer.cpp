@@ -32,7 +32,7 @@ Status check_committed(MPI_Datatype type, MPI_Comm comm) {
   if (is_builtin_handle(type)) return {};
   MPI_Count bytes = 0;
   const int rc = PMPI_Pack_size_c(1, type, comm, &bytes);
-  return rc == MPI_SUCCESS ? Status() : already_raised(rc);
+  return from_base(rc);
 }
 
 Status check_side(const BufferSide& side, const TypeInfo& type) {

@@ -1,4 +1,4 @@
-// How a pipelined staged collective (or a staged point-to-point payload, p2p/staged_transfer.h)
+// How a pipelined staged collective (or a staged point-to-point payload, p2p/chunked_transfer.h)
 // cuts its data into chunks. Pure arithmetic on what every rank of the call agrees on -- the bytes of one row (the per-rank block, or the whole buffer), the unit a
 // boundary must respect (a reduction's element size; 16 bytes for data movement) and the chunk
 // setting (tuning table or MCRPMPI_STAGED_CHUNK_BYTES as rank 0 read it) -- never on local memory

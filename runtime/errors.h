@@ -9,6 +9,8 @@ namespace mcrp {
 
 // A Status carrying an MPI error code that the base MPI already raised (its handler already ran).
 Status already_raised(int mpi_code);
+// The Status of a base-MPI call's return code: success, or already_raised(rc).
+inline Status from_base(int rc) { return rc == MPI_SUCCESS ? Status() : already_raised(rc); }
 
 // Raises `status` on `comm` and returns the code the MPI call must return. `call` names the entry
 // point ("MPI_Allreduce"); comm_size > 0 adds "on a communicator of N ranks" to the message.

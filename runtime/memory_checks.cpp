@@ -24,7 +24,8 @@ Status check_device_allocation(const BufferSide& side, const Span& span) {
                 "device buffer too small for the call: the call reaches bytes [%td, %td) of the buffer at %p, its "
                 "device allocation covers bytes [%jd, %jd) of it (%zu bytes at %p) (MCRPMPI_VERIFY)",
                 span.lo, span.hi, static_cast<const void*>(side.base), -offset,
-                static_cast<std::intmax_t>(range.bytes) - offset, range.bytes, reinterpret_cast<const void*>(range.start));
+                static_cast<std::intmax_t>(range.bytes) - offset, range.bytes,
+                reinterpret_cast<const void*>(range.start));
   return Status(MPI_ERR_BUFFER, text);
 }
 

@@ -2,11 +2,11 @@
 //
 // Device buffers: the handle the user gets is a real persistent request of the base MPI (an
 // MPI_Barrier_init on the library's self communicator, runtime/self_comm.h, which completes as soon
-// as it is started), so it can sit in any request array. A registry maps it to the collective: MPI_Start/Startall start the collective
-// through the router as a nonblocking call (its inner request: a generalized one for NCCL and staged
-// work, the base MPI's own otherwise) and then start the handle; the Wait/Test family
-// (runtime/wait_family.h) treats the handle as incomplete while that inner request is, and
-// MPI_Request_free completes the inner request and drops the entry.
+// as it is started), so it can sit in any request array. A registry maps it to the collective:
+// MPI_Start/Startall start the collective through the router as a nonblocking call (its inner
+// request: a generalized one for NCCL and staged work, the base MPI's own otherwise) and then start
+// the handle; the Wait/Test family (runtime/wait_family.h) treats the handle as incomplete while
+// that inner request is, and MPI_Request_free completes the inner request and drops the entry.
 //
 // Host buffers: the base MPI's own persistent request, registered too (without a collective) because
 // MPICH 4.0.2's Waitany/Testany/Waitsome/Testsome report an inactive persistent collective request

@@ -1,4 +1,4 @@
-#include "p2p/staged_transfer.h"
+#include "p2p/chunked_transfer.h"
 
 #include <algorithm>
 
@@ -7,13 +7,8 @@
 #include "runtime/errors.h"
 
 namespace mcrp {
-namespace {
 
-Status from_base(int rc) { return rc == MPI_SUCCESS ? Status() : already_raised(rc); }
-
-}  // namespace
-
-Status StagedTransfer::start(const ChannelTransfer& transfer, MPI_Comm comm, std::uint64_t chunk_setting) {
+Status ChunkedTransfer::start(const ChannelTransfer& transfer, MPI_Comm comm, std::uint64_t chunk_setting) {
   transfer_ = transfer;
   plan_ = plan_chunks(transfer.bytes, kMovementUnit, chunk_setting);
   messages_ = std::max(plan_.chunks, 1);
@@ -28,10 +23,8 @@ Status StagedTransfer::start(const ChannelTransfer& transfer, MPI_Comm comm, std
     MCRP_TRY(device::copy_stream(device_, &stream_));
     for (int k = 0; k < messages_; ++k) {
       const ByteRange r = plan_.chunk(k);
-      if (r.bytes() > 0) {
-        MCRP_TRY(device::copy_async(host_.data() + r.lo, static_cast<const char*>(transfer.data) + r.lo, r.bytes(),
-                                    stream_, "cudaMemcpyAsync (staging a point-to-point chunk)"));
-      }
+      MCRP_TRY(device::copy_async(host_.data() + r.lo, static_cast<const char*>(transfer.data) + r.lo, r.bytes(),
+                                  stream_, "cudaMemcpyAsync (staging a point-to-point chunk)"));
       MCRP_TRY(device::record_event(stream_, copied_[k]));
     }
     return {};
@@ -45,13 +38,13 @@ Status StagedTransfer::start(const ChannelTransfer& transfer, MPI_Comm comm, std
   return {};
 }
 
-Status StagedTransfer::advance(MPI_Comm comm, bool* done) {
+Status ChunkedTransfer::advance(MPI_Comm comm, bool* done) {
   *done = false;
   device::DeviceGuard on_device(device_);
   return transfer_.send ? advance_send(comm, done) : advance_receive(done);
 }
 
-Status StagedTransfer::advance_send(MPI_Comm comm, bool* done) {
+Status ChunkedTransfer::advance_send(MPI_Comm comm, bool* done) {
   for (; moved_ < messages_; ++moved_) {
     bool copied = false;
     MCRP_TRY(device::query_event(copied_[moved_].get(), &copied));
@@ -66,16 +59,14 @@ Status StagedTransfer::advance_send(MPI_Comm comm, bool* done) {
   return {};
 }
 
-Status StagedTransfer::advance_receive(bool* done) {
+Status ChunkedTransfer::advance_receive(bool* done) {
   for (; moved_ < messages_; ++moved_) {
     int landed = 0;
     MCRP_TRY(from_base(PMPI_Test(&requests_[moved_], &landed, MPI_STATUS_IGNORE)));
     if (!landed) return {};
     const ByteRange r = plan_.chunk(moved_);
-    if (r.bytes() > 0) {
-      MCRP_TRY(device::copy_async(static_cast<char*>(transfer_.data) + r.lo, host_.data() + r.lo, r.bytes(), stream_,
-                                  "cudaMemcpyAsync (a point-to-point chunk to the device)"));
-    }
+    MCRP_TRY(device::copy_async(static_cast<char*>(transfer_.data) + r.lo, host_.data() + r.lo, r.bytes(), stream_,
+                                "cudaMemcpyAsync (a point-to-point chunk to the device)"));
     MCRP_TRY(device::record_event(stream_, copied_[moved_]));
   }
   // The copies run in order on one stream: the last one done means all are.

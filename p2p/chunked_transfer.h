@@ -22,7 +22,7 @@
 
 namespace mcrp {
 
-class StagedTransfer {
+class ChunkedTransfer {
  public:
   // Starts the copies to the host (send) or posts the receives (receive) on `comm`.
   Status start(const ChannelTransfer& transfer, MPI_Comm comm, std::uint64_t chunk_setting);
