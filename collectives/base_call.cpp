@@ -46,11 +46,13 @@ int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, v
   MPI_Datatype type = call.recvtype;  // the one datatype of reductions and bcast (describe::one_type)
   MPI_Op op = call.op;
   half_substitute(call.kind, call.recvtype, call.op, &type, &op);
-  std::vector<char> contribution;
+  // The defects avoided below concern blocking in-place calls only; the rest pass as they are.
   // Blocking only: a nonblocking or persistent call would need the copy to outlive this frame.
-  if (request == nullptr && reduce_in_place_off_root_zero(call, sendbuf)) {
+  if (request != nullptr || sendbuf != MPI_IN_PLACE) return base(sendbuf, recvbuf, request, type, op);
+  std::vector<char> contribution;
+  if (reduce_in_place_off_root_zero(call, sendbuf)) {
     sendbuf = copy_of(recvbuf, call.recvcount, call.recvtype, contribution);
-  } else if (const MPI_Count elements = in_place_reduce_scatter_elements(call, sendbuf); request == nullptr && elements > 0) {
+  } else if (const MPI_Count elements = in_place_reduce_scatter_elements(call, sendbuf); elements > 0) {
     sendbuf = copy_of(recvbuf, elements, call.recvtype, contribution);
   }
   return base(sendbuf, recvbuf, request, type, op);

@@ -51,6 +51,7 @@ struct ArgumentMemory {
 };
 
 ArgumentMemory locate_arguments(const CollCall& call) {
+  if (!device::cuda_available()) return {};
   auto where = [](const void* pointer) {
     return pointer == MPI_IN_PLACE ? device::PointerInfo{} : device::locate(pointer);
   };
@@ -309,8 +310,9 @@ bool needs_host_checks(const CollCall& call) {
          in_place_to_check(call) || counts_arrays_to_check(call);
 }
 
-int pass_through(const CollCall& call, const BaseCall& base, MPI_Request* request) {
-  if (!needs_host_checks(call)) return call_base(base, call, call.sendbuf, call.recvbuf, request);
+// The checks of pass_through and the routing of run_collective are out of line: inlined, they
+// gave every host call their stack frames and saved registers.
+[[gnu::noinline]] int pass_through_checked(const CollCall& call, const BaseCall& base, MPI_Request* request) {
   return guarded(call, request, [&] {
     Prepared p;
     LocalMemory memory;
@@ -322,6 +324,16 @@ int pass_through(const CollCall& call, const BaseCall& base, MPI_Request* reques
   });
 }
 
+int pass_through(const CollCall& call, const BaseCall& base, MPI_Request* request) {
+  if (!needs_host_checks(call)) return call_base(base, call, call.sendbuf, call.recvbuf, request);
+  return pass_through_checked(call, base, request);
+}
+
+[[gnu::noinline]] int route_guarded(const CollCall& call, const ArgumentMemory& arguments, const BaseCall& base,
+                                    Mode mode, MPI_Request* request) {
+  return guarded(call, request, [&] { return route_device_aware(call, arguments, base, mode, request); });
+}
+
 }  // namespace
 
 int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
@@ -331,7 +343,7 @@ int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Re
   // collective.
   if (!arguments.any_device() && !settings.stats && !settings.verify &&
       !settings.profile) return pass_through(call, base, request);
-  return guarded(call, request, [&] { return route_device_aware(call, arguments, base, mode, request); });
+  return route_guarded(call, arguments, base, mode, request);
 }
 
 int run_blocking_collective(const CollCall& call, const BaseCall& base, const BaseCall& nonblocking) {

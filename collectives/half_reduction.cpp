@@ -59,8 +59,8 @@ const Substitutes& substitutes() {
 
 }  // namespace
 
-bool half_substitute(CollKind kind, MPI_Datatype datatype, MPI_Op op, MPI_Datatype* type, MPI_Op* replacement) {
-  if (datatype != MPIX_C_FLOAT16 || !is_reduction(kind)) return false;
+bool half_substitute_reduction(CollKind kind, MPI_Op op, MPI_Datatype* type, MPI_Op* replacement) {
+  if (!is_reduction(kind)) return false;
   if (op != MPI_SUM && op != MPI_PROD && op != MPI_MAX && op != MPI_MIN) return false;  // the base MPI reports it
   const Substitutes& s = substitutes();
   *type = s.type;

@@ -10,9 +10,14 @@
 
 namespace mcrp {
 
+bool half_substitute_reduction(CollKind kind, MPI_Op op, MPI_Datatype* type, MPI_Op* replacement);
+
 // True when a reduction of `kind` on `datatype` with `op` must not reach the base MPI as is; then
-// *type and *replacement are what to pass instead (created on first use, commutative ops).
-bool half_substitute(CollKind kind, MPI_Datatype datatype, MPI_Op op, MPI_Datatype* type, MPI_Op* replacement);
+// *type and *replacement are what to pass instead (created on first use, commutative ops). Inline:
+// every host collective asks, and only MPIX_C_FLOAT16 gets past the first comparison.
+inline bool half_substitute(CollKind kind, MPI_Datatype datatype, MPI_Op op, MPI_Datatype* type, MPI_Op* replacement) {
+  return datatype == MPIX_C_FLOAT16 && half_substitute_reduction(kind, op, type, replacement);
+}
 
 // Releases the substitute type and ops; called before PMPI_Finalize.
 void release_half_reduction();

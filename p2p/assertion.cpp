@@ -109,8 +109,10 @@ void assert_device_only(MPI_Comm comm, bool asserted_here) {
   }
 }
 
+bool engines_exist() { return g_engines.load(std::memory_order_acquire) != 0; }
+
 std::shared_ptr<Engine> engine_of(MPI_Comm comm) {
-  if (g_engines.load(std::memory_order_acquire) == 0 || comm == MPI_COMM_NULL) return nullptr;
+  if (!engines_exist() || comm == MPI_COMM_NULL) return nullptr;
   void* value = nullptr;
   int found = 0;
   if (PMPI_Comm_get_attr(comm, keyval(), &value, &found) != MPI_SUCCESS || !found) return nullptr;

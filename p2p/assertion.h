@@ -30,6 +30,9 @@ bool device_only_everywhere();
 // The engine of `comm`, or null; one atomic load while no communicator has one.
 std::shared_ptr<Engine> engine_of(MPI_Comm comm);
 
+// Whether any communicator ever got an engine (so any call may be the protocol's); one atomic load.
+bool engines_exist();
+
 // MPI_Finalize: every engine releases its private communicators.
 void finish_p2p();
 

@@ -53,6 +53,10 @@ bool prepare_types(P2PPrepared& p) {
 // crashes), so the library does, like the base MPI's own argument checks whatever the peer (even
 // MPI_PROC_NULL): only counts from kCheckedCount up, which need datatype queries. An invalid
 // datatype stays the base MPI's to report.
+bool has_large_count(const P2PCall& call) {
+  return (call.sends() && call.sendcount >= kCheckedCount) || (call.receives() && call.recvcount >= kCheckedCount);
+}
+
 Status check_large_counts(const P2PCall& call) {
   const struct {
     bool used;
@@ -70,6 +74,22 @@ Status check_large_counts(const P2PCall& call) {
     MCRP_TRY(check_side(side, info));
   }
   return {};
+}
+
+bool in_device_memory(const void* buffer) {
+  return device::locate(buffer).kind == device::MemoryKind::device;
+}
+
+// Whether the call goes to the base MPI as it is, decided before the call is described (that
+// allocates): no CUDA, or neither buffer in device memory, while nothing else must see host calls
+// (the profile counts them, MCRPMPI_VERIFY checks their memory, an asserted communicator refuses
+// them and a library message is received only by the protocol). The common case, every host
+// program on a GPU machine, costs two memory-kind lookups (device/host_regions.h).
+bool plainly_host(const P2PCall& call) {
+  if (profile::enabled() || config().verify) return false;
+  if (!device::cuda_available()) return true;
+  if (engines_exist()) return false;
+  return !(call.sends() && in_device_memory(call.sendbuf)) && !(call.receives() && in_device_memory(call.recvbuf));
 }
 
 // MCRPMPI_VERIFY=1: the memory behind each significant side holds what the call covers (a device
@@ -218,15 +238,22 @@ int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* 
   return result.ok() ? MPI_SUCCESS : fail(call, result, request);
 }
 
+// Out of line: inlined into run_p2p, the routing gave every host call its stack frame and saved
+// registers.
+[[gnu::noinline]] int route_guarded(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request,
+                                    MPI_Status* status) {
+  return guarded(call, request, [&] { return route(call, base, mode, request, status); });
+}
+
 }  // namespace
 
 int run_p2p(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status) {
-  const Status checked = check_large_counts(call);
-  if (!checked.ok()) return fail(call, checked, request);
-  if (!device::cuda_available() && !profile::enabled() && !config().verify) {
-    return base(call.sendbuf, call.recvbuf, request, status);
+  if (has_large_count(call)) {
+    const Status checked = check_large_counts(call);
+    if (!checked.ok()) return fail(call, checked, request);
   }
-  return guarded(call, request, [&] { return route(call, base, mode, request, status); });
+  if (plainly_host(call)) return base(call.sendbuf, call.recvbuf, request, status);
+  return route_guarded(call, base, mode, request, status);
 }
 
 int run_blocking_p2p(const P2PCall& call, const P2PBaseCall& base, const P2PBaseCall& nonblocking, MPI_Status* status) {

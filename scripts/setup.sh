@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MCRPMPI_BUILD_DIR:-$root/build}
 
 packages="build-essential cmake pkg-config mpich libmpich-dev libhwloc-dev libgtest-dev
-          nlohmann-json3-dev libcli11-dev"
+          nlohmann-json3-dev libcli11-dev valgrind"
 missing=""
 for p in $packages; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "ok installed" >/dev/null || missing="$missing $p"; done
 if [ -n "$missing" ]; then
