@@ -14,6 +14,7 @@
 #include "runtime/comm_facts.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
+#include "runtime/host_only.h"
 #include "runtime/memory_checks.h"
 #include "runtime/mpich_handles.h"
 #include "runtime/nccl_comm.h"
@@ -51,7 +52,6 @@ struct ArgumentMemory {
 };
 
 ArgumentMemory locate_arguments(const CollCall& call) {
-  if (!device::cuda_available()) return {};
   auto where = [](const void* pointer) {
     return pointer == MPI_IN_PLACE ? device::PointerInfo{} : device::locate(pointer);
   };
@@ -337,12 +337,16 @@ int pass_through(const CollCall& call, const BaseCall& base, MPI_Request* reques
 }  // namespace
 
 int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
-  const Config& settings = config();
-  const ArgumentMemory arguments = locate_arguments(call);  // host at once where there is no CUDA
+  // A host-only process needs neither the settings nor the memory kinds (runtime/host_only.h).
+  const bool host_only = host_only_process();
+  const ArgumentMemory arguments = host_only ? ArgumentMemory{} : locate_arguments(call);
   // Statistics and the profile count host calls too, and verification must take part in every
   // collective.
-  if (!arguments.any_device() && !settings.stats && !settings.verify &&
-      !settings.profile) return pass_through(call, base, request);
+  const auto watched = [] {
+    const Config& settings = config();
+    return settings.stats || settings.verify || settings.profile;
+  };
+  if (host_only || (!arguments.any_device() && !watched())) return pass_through(call, base, request);
   return route_guarded(call, arguments, base, mode, request);
 }
 

@@ -16,6 +16,7 @@
 #include "runtime/base_mpi.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
+#include "runtime/host_only.h"
 #include "runtime/memory_checks.h"
 #include "runtime/persistent.h"
 #include "runtime/profile.h"
@@ -248,7 +249,9 @@ int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* 
 }  // namespace
 
 int run_p2p(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status) {
-  if (has_large_count(call)) {
+  const bool large_count = has_large_count(call);
+  if (!large_count && host_only_process()) return base(call.sendbuf, call.recvbuf, request, status);
+  if (large_count) {
     const Status checked = check_large_counts(call);
     if (!checked.ok()) return fail(call, checked, request);
   }
@@ -257,7 +260,8 @@ int run_p2p(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request
 }
 
 int run_blocking_p2p(const P2PCall& call, const P2PBaseCall& base, const P2PBaseCall& nonblocking, MPI_Status* status) {
-  if (!background_work_pending()) return run_p2p(call, base, Mode::blocking, nullptr, status);
+  // Background work needs CUDA: a host-only process never has any.
+  if (host_only_process() || !background_work_pending()) return run_p2p(call, base, Mode::blocking, nullptr, status);
   profile::CallTimer timing(profile::Form::blocking);  // the nonblocking call inside is part of it
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = run_p2p(call, nonblocking, Mode::nonblocking, &request, MPI_STATUS_IGNORE);
