@@ -82,11 +82,12 @@ bool in_device_memory(const void* buffer) {
 }
 
 // Whether the call goes to the base MPI as it is, decided before the call is described (that
-// allocates): no CUDA, or neither buffer in device memory, while nothing else must see host calls
+// allocates): a host-only process (runtime/host_only.h), no CUDA, or neither buffer in device memory, while nothing else must see host calls
 // (the profile counts them, MCRPMPI_VERIFY checks their memory, an asserted communicator refuses
 // them and a library message is received only by the protocol). The common case, every host
 // program on a GPU machine, costs two memory-kind lookups (device/host_regions.h).
 bool plainly_host(const P2PCall& call) {
+  if (host_only_process()) return true;
   if (profile::enabled() || config().verify) return false;
   if (!device::cuda_available()) return true;
   if (engines_exist()) return false;
@@ -249,9 +250,7 @@ int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* 
 }  // namespace
 
 int run_p2p(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status) {
-  const bool large_count = has_large_count(call);
-  if (!large_count && host_only_process()) return base(call.sendbuf, call.recvbuf, request, status);
-  if (large_count) {
+  if (has_large_count(call)) {
     const Status checked = check_large_counts(call);
     if (!checked.ok()) return fail(call, checked, request);
   }

@@ -1,4 +1,4 @@
-"""Self cost per object file and per function from a callgrind output file (callgrind's format:
+"""Self cost per function (and, summed from it, per object file) from a callgrind output file (callgrind's format:
 https://valgrind.org/docs/manual/cl-format.html). Inclusive costs of calls are skipped, so every
 instruction is counted once, in the function that executed it."""
 import collections
@@ -23,11 +23,9 @@ class _Names:
 
 
 def read(path):
-    """Returns (events, by_object, by_function): events is the list of event names; by_object maps
-    an object file to its summed self cost (one number per event); by_function maps
-    (object, function) likewise."""
+    """Returns (events, by_function): events is the list of event names; by_function maps
+    (object file, function) to its summed self cost, one number per event."""
     events = []
-    by_object = collections.defaultdict(lambda: [0] * len(events))
     by_function = collections.defaultdict(lambda: [0] * len(events))
     objects, functions = _Names(), _Names()
     current_object, current_function = "", ""
@@ -44,10 +42,9 @@ def read(path):
                     skip_next_cost = False
                     continue
                 numbers = line.split()[1:]  # the first field is the position
+                costs = by_function[(function_object, current_function)]
                 for i, n in enumerate(numbers[: len(events)]):
-                    value = int(n)
-                    by_object[function_object][i] += value
-                    by_function[(function_object, current_function)][i] += value
+                    costs[i] += int(n)
                 continue
             key, _, value = line.partition("=")
             if key == "ob":
@@ -63,4 +60,14 @@ def read(path):
                 skip_next_cost = True
             elif line.startswith("events:"):
                 events = line.split()[1:]
-    return events, dict(by_object), dict(by_function)
+    return events, dict(by_function)
+
+
+def by_object(by_function):
+    """by_function's costs summed per object file."""
+    totals = {}
+    for (obj, _), costs in by_function.items():
+        row = totals.setdefault(obj, [0] * len(costs))
+        for i, c in enumerate(costs):
+            row[i] += c
+    return totals

@@ -34,7 +34,7 @@ CLOCK_READS = ("gettimeofday", "clock_gettime", "time")
 
 
 def run(args, family, iterations, preload, workdir):
-    """(calls per iteration, event names, self costs by object, self costs by (object, function))."""
+    """(calls per iteration, event names, self costs by (object, function))."""
     out = os.path.join(workdir, f"callgrind.{family}.{'lib' if preload else 'base'}.{iterations}")
     command = [args.mpiexec, "-n", "1"]
     if preload:
@@ -49,8 +49,8 @@ def run(args, family, iterations, preload, workdir):
         sys.stderr.write(f"host_call_cost: {' '.join(command)} failed ({done.returncode})\n{done.stdout}{done.stderr}")
         sys.exit(1)
     calls = int(done.stdout.split("calls per iteration:")[1].split()[0])
-    events, by_object, by_function = callgrind_costs.read(out)
-    return calls, events, by_object, by_function
+    events, by_function = callgrind_costs.read(out)
+    return calls, events, by_function
 
 
 def per_call(low, high, span, calls):
@@ -67,21 +67,21 @@ def counted_syscalls(by_function, syscalls):
 
 
 def measure(args, family, workdir):
-    """Per-call costs of one family, without ("base") and with ("lib") the library."""
+    """Per-call costs by (object, function) of one family, without ("base") and with ("lib") the library."""
     low, high = args.iterations
     costs = {}
     for way, preload in (("base", False), ("lib", True)):
-        calls, events, objects_low, functions_low = run(args, family, low, preload, workdir)
-        _, _, objects_high, functions_high = run(args, family, high, preload, workdir)
-        costs[way] = (per_call(objects_low, objects_high, high - low, calls),
-                      per_call(functions_low, functions_high, high - low, calls))
+        calls, events, functions_low = run(args, family, low, preload, workdir)
+        _, _, functions_high = run(args, family, high, preload, workdir)
+        costs[way] = per_call(functions_low, functions_high, high - low, calls)
     return calls, events, costs
 
 
 def report(args, family, budget, calls, events, costs):
     """Prints one family's figures; returns whether they are within the budget."""
     ir, syscalls = events.index("Ir"), events.index("sysCount")
-    (base_objects, base_functions), (lib_objects, lib_functions) = costs["base"], costs["lib"]
+    base_functions, lib_functions = costs["base"], costs["lib"]
+    base_objects, lib_objects = callgrind_costs.by_object(base_functions), callgrind_costs.by_object(lib_functions)
     base_total = sum(v[ir] for v in base_objects.values())
     lib_total = sum(v[ir] for v in lib_objects.values())
     added = lib_total - base_total
@@ -133,7 +133,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="mcrpmpi-cost-") as workdir:
         for family in FAMILIES:
             calls, events, costs = measure(args, family, workdir)
-            budget = getattr(args, f"budget_{family.replace('-', '_')}")
+            budget = getattr(args, f"budget_{family}")
             within = report(args, family, budget, calls, events, costs) and within
     return 0 if within else 1
 
