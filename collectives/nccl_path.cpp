@@ -56,8 +56,7 @@ class Launcher {
   Status duplicate(const DeviceView& view, DeviceView* out) {
     MCRP_TRY(device::acquire(device::BufferKind::device, comm_.device, view.end(), scratch_));
     out->data = scratch_.data();
-    out->offsets = view.offsets;
-    out->bytes = view.bytes;
+    out->share_blocks(view);
     return copy(out->data, view.data, view.end());
   }
   // Grouped point-to-point; zero-byte transfers are skipped on both sides alike, since MPI requires
@@ -145,17 +144,17 @@ Status Launcher::vector_movement(const DeviceView& send, const DeviceView& recv)
   const CollCall& c = *p_.call;
   const int me = p_.self.rank;
   std::vector<Transfer> sends, recvs;
-  auto block = [](const DeviceView& v, std::size_t i) { return Transfer{static_cast<int>(i), v.data + v.offsets[i], v.bytes[i]}; };
+  auto block = [](const DeviceView& v, std::size_t i) { return Transfer{static_cast<int>(i), v.data + v.offset(i), v.bytes(i)}; };
   switch (c.kind) {
     case CollKind::allgather:
     case CollKind::allgatherv: {
-      const Transfer own = c.in_place() ? block(recv, me) : Transfer{me, send.data, send.bytes[0]};
+      const Transfer own = c.in_place() ? block(recv, me) : Transfer{me, send.data, send.bytes(0)};
       for (int peer = 0; peer < p_.self.size; ++peer) {
         if (peer == me) continue;
         sends.push_back({peer, own.data, own.bytes});
         recvs.push_back(block(recv, peer));
       }
-      MCRP_TRY(copy(recv.data + recv.offsets[me], own.data, own.bytes));
+      MCRP_TRY(copy(recv.data + recv.offset(me), own.data, own.bytes));
       break;
     }
     case CollKind::alltoall:
@@ -165,29 +164,29 @@ Status Launcher::vector_movement(const DeviceView& send, const DeviceView& recv)
         sends.push_back(block(send, peer));
         recvs.push_back(block(recv, peer));
       }
-      MCRP_TRY(copy(recv.data + recv.offsets[me], send.data + send.offsets[me], recv.bytes[me]));
+      MCRP_TRY(copy(recv.data + recv.offset(me), send.data + send.offset(me), recv.bytes(me)));
       break;
     case CollKind::gather:
     case CollKind::gatherv:
       if (me != c.root) {
-        sends.push_back({c.root, send.data, send.bytes[0]});
+        sends.push_back({c.root, send.data, send.bytes(0)});
         break;
       }
       for (int peer = 0; peer < p_.self.size; ++peer) {
         if (peer != me) recvs.push_back(block(recv, peer));
       }
-      if (!c.in_place()) MCRP_TRY(copy(recv.data + recv.offsets[me], send.data, recv.bytes[me]));
+      if (!c.in_place()) MCRP_TRY(copy(recv.data + recv.offset(me), send.data, recv.bytes(me)));
       break;
     case CollKind::scatter:
     case CollKind::scatterv:
       if (me != c.root) {
-        recvs.push_back({c.root, recv.data, recv.bytes[0]});
+        recvs.push_back({c.root, recv.data, recv.bytes(0)});
         break;
       }
       for (int peer = 0; peer < p_.self.size; ++peer) {
         if (peer != me) sends.push_back(block(send, peer));
       }
-      if (c.recvbuf != MPI_IN_PLACE) MCRP_TRY(copy(recv.data, send.data + send.offsets[me], send.bytes[me]));
+      if (c.recvbuf != MPI_IN_PLACE) MCRP_TRY(copy(recv.data, send.data + send.offset(me), send.bytes(me)));
       break;
     default:
       return Status(MPI_ERR_INTERN, std::string("no NCCL exchange for ") + mpi_name(c.kind));
@@ -200,11 +199,11 @@ Status Launcher::movement(DeviceView& send, DeviceView& recv) {
   const bool root = p_.self.rank == c.root;
   switch (c.kind) {
     case CollKind::bcast:
-      return check(nccl_.Broadcast(recv.data, recv.data, recv.bytes[0], ncclUint8, c.root, comm_.handle, stream()),
+      return check(nccl_.Broadcast(recv.data, recv.data, recv.bytes(0), ncclUint8, c.root, comm_.handle, stream()),
                    "ncclBroadcast");
     case CollKind::allgather: {
-      const char* own = c.in_place() ? recv.data + recv.offsets[p_.self.rank] : send.data;
-      return check(nccl_.AllGather(own, recv.data, recv.bytes[0], ncclUint8, comm_.handle, stream()), "ncclAllGather");
+      const char* own = c.in_place() ? recv.data + recv.offset(p_.self.rank) : send.data;
+      return check(nccl_.AllGather(own, recv.data, recv.bytes(0), ncclUint8, comm_.handle, stream()), "ncclAllGather");
     }
     case CollKind::alltoall:
     case CollKind::alltoallv: {
@@ -213,21 +212,21 @@ Status Launcher::movement(DeviceView& send, DeviceView& recv) {
       if (c.in_place()) MCRP_TRY(duplicate(recv, &recv_copy));
       const DeviceView& input = c.in_place() ? recv_copy : send;
       if (c.kind == CollKind::alltoallv || nccl_.AlltoAll == nullptr) return vector_movement(input, recv);
-      return check(nccl_.AlltoAll(input.data, recv.data, recv.bytes[0], ncclUint8, comm_.handle, stream()),
+      return check(nccl_.AlltoAll(input.data, recv.data, recv.bytes(0), ncclUint8, comm_.handle, stream()),
                    "ncclAlltoAll");
     }
     case CollKind::gather: {
       if (nccl_.Gather == nullptr) return vector_movement(send, recv);
-      const std::size_t bytes = root ? recv.bytes[0] : send.bytes[0];
-      const char* own = root && c.in_place() ? recv.data + recv.offsets[c.root] : send.data;
+      const std::size_t bytes = root ? recv.bytes(0) : send.bytes(0);
+      const char* own = root && c.in_place() ? recv.data + recv.offset(c.root) : send.data;
       return check(nccl_.Gather(own, root ? recv.data : const_cast<char*>(own), bytes, ncclUint8, c.root, comm_.handle,
                                 stream()),
                    "ncclGather");
     }
     case CollKind::scatter: {
       if (nccl_.Scatter == nullptr) return vector_movement(send, recv);
-      const std::size_t bytes = root ? send.bytes[0] : recv.bytes[0];
-      char* own = root && c.recvbuf == MPI_IN_PLACE ? send.data + send.offsets[c.root] : recv.data;
+      const std::size_t bytes = root ? send.bytes(0) : recv.bytes(0);
+      char* own = root && c.recvbuf == MPI_IN_PLACE ? send.data + send.offset(c.root) : recv.data;
       return check(nccl_.Scatter(root ? send.data : own, own, bytes, ncclUint8, c.root, comm_.handle, stream()),
                    "ncclScatter");
     }
@@ -267,7 +266,11 @@ class NcclCall {
   // After the launched work completed: unpacks a packed result.
   Status finish(device::ProgressHook& progress) { return recv_.finish(p_.layout.recv, stream(), progress); }
   // NCCL state is unknown after a failure: abort the communicator instead of risking a hang later.
-  Status failed(Status status) { return status.ok() ? status : comm_.fail(status); }
+  // (A by-value parameter returned alone is moved, not copied: this runs on every NCCL step.)
+  Status failed(Status status) {
+    if (status.ok()) return status;
+    return comm_.fail(status);
+  }
   cudaStream_t stream() const { return comm_.stream.get(); }
   NcclComm& comm() { return comm_; }
 

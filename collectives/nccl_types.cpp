@@ -1,6 +1,7 @@
 #include "collectives/nccl_types.h"
 
 #include <climits>
+#include <cstddef>
 #include <type_traits>
 
 namespace mcrp {
@@ -20,7 +21,7 @@ constexpr ncclDataType_t kChar = std::is_signed<char>::value ? ncclInt8 : ncclUi
 
 // Predefined handles are compile-time constants in the MPICH ABI, so this table is fixed. NCCL has
 // no 16-bit integers, no complex types and no long double: those are staged.
-const TypeEntry kArithmetic[] = {
+constexpr TypeEntry kArithmetic[] = {
     {MPI_CHAR, kChar},
     {MPI_INT8_T, ncclInt8},         {MPI_SIGNED_CHAR, ncclInt8},
     {MPI_UINT8_T, ncclUint8},       {MPI_UNSIGNED_CHAR, ncclUint8},
@@ -56,16 +57,36 @@ bool logical_reduction(MPI_Datatype type, MPI_Op op, ncclDataType_t* nccl_type, 
   return true;
 }
 
+// kArithmetic by the handle's low byte (the MPICH ABI numbers predefined types there), so a device
+// call's lookup is one load and compare instead of a search; the whole handle is kept and compared.
+constexpr std::size_t low_byte(MPI_Datatype type) { return static_cast<unsigned>(type) & 0xffu; }
+
+struct TypeIndex {
+  TypeEntry by_low_byte[256] = {};
+  bool collision = false;  // two types of the table share a low byte
+};
+
+constexpr TypeIndex make_type_index() {
+  TypeIndex index;
+  for (TypeEntry& slot : index.by_low_byte) slot = {MPI_DATATYPE_NULL, ncclInt8};
+  for (const TypeEntry& entry : kArithmetic) {
+    TypeEntry& slot = index.by_low_byte[low_byte(entry.mpi)];
+    if (slot.mpi != MPI_DATATYPE_NULL && slot.mpi != entry.mpi) index.collision = true;
+    slot = entry;
+  }
+  return index;
+}
+
+constexpr TypeIndex kTypeIndex = make_type_index();
+static_assert(!kTypeIndex.collision, "two NCCL-reducible datatypes share a low byte: index them otherwise");
+
 }  // namespace
 
 bool to_nccl_type(MPI_Datatype type, ncclDataType_t* out) {
-  for (const TypeEntry& entry : kArithmetic) {
-    if (entry.mpi == type) {
-      *out = entry.nccl;
-      return true;
-    }
-  }
-  return false;
+  const TypeEntry& entry = kTypeIndex.by_low_byte[low_byte(type)];
+  if (entry.mpi != type || type == MPI_DATATYPE_NULL) return false;
+  *out = entry.nccl;
+  return true;
 }
 
 bool to_nccl_reduction(MPI_Datatype type, MPI_Op op, ncclDataType_t* nccl_type, ncclRedOp_t* nccl_op) {

@@ -121,7 +121,7 @@ class SendOp final : public AsyncOp, public TransferEnd {
       }
     } else {
       MCRP_TRY(view_.prepare(side_, type_, engine_->channel_device(), stream, progress));
-      char* data = view_.data + view_.offsets[0];
+      char* data = view_.data + view_.offset(0);
       if (own_copy_ && data == side_.base) {
         MCRP_TRY(device::acquire(device::BufferKind::device, std::max(engine_->channel_device(), device_), bytes, copy_));
         MCRP_TRY(device::copy_async(copy_.data(), data, bytes, stream, "cudaMemcpyAsync (device to device)"));
@@ -319,7 +319,7 @@ class Receive final : public Listener, public TransferEnd, public std::enable_sh
     UnboundedProgress progress;
     const bool inline_payload = (header.flags & wire::kInline) != 0;
     MCRP_TRY(view_.prepare(reached_, type_, inline_payload ? -1 : engine_->channel_device(), stream_, progress));
-    char* target = view_.data + (view_.offsets.empty() ? 0 : view_.offsets[0]);
+    char* target = view_.data + (view_.blocks() == 0 ? 0 : view_.offset(0));
     if (inline_payload) {
       if (length < sizeof header + accepted_) return not_a_header();
       MCRP_TRY(device::copy_async(target, message + sizeof header, accepted_, stream_, "cudaMemcpyAsync (host to device)"));

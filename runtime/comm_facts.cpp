@@ -2,11 +2,14 @@
 
 #include <mutex>
 
+#include "runtime/comm_attribute.h"
+
 namespace mcrp {
 namespace {
 
 int delete_facts(MPI_Comm, int, void* value, void*) {
   delete static_cast<tuning::CommFacts*>(value);
+  forget_comm_attributes();
   return MPI_SUCCESS;
 }
 
@@ -17,10 +20,8 @@ tuning::CommFacts comm_facts(MPI_Comm comm) {
   static std::once_flag once;
   // Null copy callback: a duplicate is looked up again (cheap, and its members are the same anyway).
   std::call_once(once, [] { PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_facts, &keyval, nullptr); });
-  void* value = nullptr;
-  int found = 0;
-  PMPI_Comm_get_attr(comm, keyval, &value, &found);
-  if (found) return *static_cast<tuning::CommFacts*>(value);
+  thread_local CachedCommAttribute cached;
+  if (void* value = cached.find(comm, keyval)) return *static_cast<tuning::CommFacts*>(value);
   const tuning::CommFacts facts = tuning::facts_from_world_map(comm);
   PMPI_Comm_set_attr(comm, keyval, new tuning::CommFacts(facts));
   return facts;

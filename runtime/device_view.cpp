@@ -10,21 +10,33 @@ namespace mcrp {
 
 std::size_t DeviceView::end() const {
   std::size_t last = 0;
-  for (std::size_t i = 0; i < offsets.size(); ++i) last = std::max(last, offsets[i] + bytes[i]);
+  for (std::size_t i = 0; i < blocks(); ++i) last = std::max(last, offset(i) + bytes(i));
   return last;
+}
+
+void DeviceView::share_blocks(const DeviceView& other) {
+  blocks_ = other.blocks_;
+  size_ = other.size_;
+  extent_ = other.extent_;
+  packed_offsets_ = other.packed_offsets_;
+  packed_ = other.packed_;
 }
 
 Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int device, cudaStream_t stream,
                            device::ProgressHook& progress, const device::PointerInfo* base_memory) {
-  offsets.clear();
-  bytes.clear();
+  blocks_ = nullptr;
+  packed_offsets_.clear();
   if (!side.significant()) return {};
+  blocks_ = &side.blocks;
+  size_ = type.size;
+  extent_ = type.extent;
   packed_ = !type.contiguous();
   std::size_t packed_offset = 0;
-  for (const Block& b : side.blocks) {
-    bytes.push_back(static_cast<std::size_t>(b.count * type.size));
-    offsets.push_back(packed_ ? packed_offset : static_cast<std::size_t>(b.displacement * type.extent));
-    packed_offset += bytes.back();
+  if (packed_) {
+    for (std::size_t i = 0; i < side.blocks.size(); ++i) {
+      packed_offsets_.push_back(packed_offset);
+      packed_offset += bytes(i);
+    }
   }
   span_ = span_of(side, type);
   if (!packed_) {

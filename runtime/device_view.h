@@ -21,8 +21,13 @@ namespace mcrp {
 class DeviceView {
  public:
   char* data = nullptr;
-  std::vector<std::size_t> offsets;  // byte offset of each block from data
-  std::vector<std::size_t> bytes;    // byte length of each block
+  // Block i of the side: its byte offset from data, and its byte length. Derived from the side's
+  // blocks (which must outlive the view) rather than copied, so a call builds no lists.
+  std::size_t offset(std::size_t i) const {
+    return packed_ ? packed_offsets_[i] : static_cast<std::size_t>((*blocks_)[i].displacement * extent_);
+  }
+  std::size_t bytes(std::size_t i) const { return static_cast<std::size_t>((*blocks_)[i].count * size_); }
+  std::size_t blocks() const { return blocks_ == nullptr ? 0 : blocks_->size(); }
 
   // Builds the view on `device` (-1: wherever the memory is; only packing then); packs
   // (synchronously, keeping MPI progressing) when the datatype is not contiguous, and relocates
@@ -34,8 +39,14 @@ class DeviceView {
   Status finish(const BufferSide& side, cudaStream_t stream, device::ProgressHook& progress);
 
   std::size_t end() const;  // one past the last byte any block covers
+  // The same blocks at `data` (a device copy of this view's bytes).
+  void share_blocks(const DeviceView& other);
 
  private:
+  const std::vector<Block>* blocks_ = nullptr;  // null: not significant
+  MPI_Count size_ = 0;
+  MPI_Aint extent_ = 0;
+  std::vector<std::size_t> packed_offsets_;  // packed blocks follow each other
   bool packed_ = false;
   bool relocated_ = false;
   Span span_;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/comm_attribute.h"
 #include "runtime/config.h"
 #include "runtime/nccl_api.h"
 #include "runtime/profile.h"
@@ -23,6 +24,7 @@ struct CommEntry {
 
 int delete_entry(MPI_Comm, int, void* value, void*) {
   delete static_cast<CommEntry*>(value);
+  forget_comm_attributes();
   return MPI_SUCCESS;
 }
 
@@ -296,10 +298,9 @@ std::mutex& nccl_launch_mutex() {
 Status nccl_comm_for(MPI_Comm comm, int device, std::shared_ptr<NcclComm>* out) {
   profile::StepTimer looking_up(profile::Step::queue);
   out->reset();
-  void* value = nullptr;
-  int found = 0;
-  PMPI_Comm_get_attr(comm, keyval(), &value, &found);
-  if (!found) {
+  thread_local CachedCommAttribute cached;
+  void* value = cached.find(comm, keyval());
+  if (value == nullptr) {
     auto* entry = new CommEntry{std::make_shared<NcclComm>(comm, device)};
     PMPI_Comm_set_attr(comm, keyval(), entry);
     mark_busy(entry->nccl);  // its setup

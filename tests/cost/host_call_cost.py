@@ -15,15 +15,14 @@ for the path a GPU machine takes (the library then routes every call, CUDA being
 """
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import callgrind_costs  # noqa: E402
+import cost_harness  # noqa: E402
 
-SKIP = 77
 
 
 FAMILIES = ("p2p", "collectives")
@@ -49,16 +48,8 @@ def run(args, family, iterations, preload, workdir):
         sys.stderr.write(f"host_call_cost: {' '.join(command)} failed ({done.returncode})\n{done.stdout}{done.stderr}")
         sys.exit(1)
     calls = int(done.stdout.split("calls per iteration:")[1].split()[0])
-    events, by_function = callgrind_costs.read(out)
-    return calls, events, by_function
-
-
-def per_call(low, high, span, calls):
-    """(high - low) / span / calls per key, for dicts of event lists."""
-    width = len(next(iter(high.values())))
-    zero = [0] * width
-    return {k: [(h - l) / span / calls for h, l in zip(high.get(k, zero), low.get(k, zero))]
-            for k in set(low) | set(high)}
+    profile = callgrind_costs.read(out)
+    return calls, profile.events, profile.by_function
 
 
 def counted_syscalls(by_function, syscalls):
@@ -73,7 +64,7 @@ def measure(args, family, workdir):
     for way, preload in (("base", False), ("lib", True)):
         calls, events, functions_low = run(args, family, low, preload, workdir)
         _, _, functions_high = run(args, family, high, preload, workdir)
-        costs[way] = per_call(functions_low, functions_high, high - low, calls)
+        costs[way] = cost_harness.per_call(functions_low, functions_high, high - low, calls)
     return calls, events, costs
 
 
@@ -112,20 +103,14 @@ def report(args, family, budget, calls, events, costs):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--program", required=True, help="tests/cost/host_call_loop, built")
-    p.add_argument("--lib", required=True, help="libmcrpmpi.so")
-    p.add_argument("--mpiexec", default="mpiexec")
+    cost_harness.add_common_arguments(p, "tests/cost/host_call_loop, built", (500, 1500), 8)
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
-    p.add_argument("--iterations", type=int, nargs=2, default=[500, 1500], metavar=("LOW", "HIGH"))
     for family in FAMILIES:
         p.add_argument(f"--budget-{family}", type=float, required=True, metavar="INSTRUCTIONS",
                        help=f"what the library may add to one host {family} call (average over the loop)")
-    p.add_argument("--show", type=int, default=8, help="the library's costliest functions to list per family")
-    p.add_argument("--timeout", type=float, default=300)
     args = p.parse_args()
-    if shutil.which("valgrind") is None:
-        print("SKIPPED: valgrind is not installed (scripts/setup.sh installs it)")
-        return SKIP
+    if cost_harness.valgrind_missing():
+        return cost_harness.SKIP
     low, high = args.iterations
     print(f"# host_call_cost: host buffers on 1 rank under callgrind, iterations {low} and {high}, "
           f"{' '.join(args.env) or 'no extra environment'}; instructions per call, the library's own functions indented")

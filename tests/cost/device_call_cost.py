@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""What the library spends on a blocking device-buffer collective, counted instead of timed.
+
+Runs tests/cost/device_call_loop on 2 ranks under callgrind at two iteration counts, with buffers in
+the library's fake device, once with the fake NCCL loaded (the NCCL path: the direct blocking
+launch) and once without (the staged path), and prints rank 0's instructions per call: everything
+the calling thread executes inside the MPI entry points (the library, the C and C++ runtimes it
+calls, its queries of the base MPI), less what it cannot help:
+- waiting: the GPU wait (mcrp::device::wait_event), NCCL's enqueue (mcrp::NcclComm::wait_enqueued)
+  and the base MPI's own collective on the host images (mcrp::call_base), whose instruction counts
+  follow timing, are not collected (callgrind's --toggle-collect);
+- the backend: what the (fake) NCCL's entry points execute, reported on its own line.
+The difference of two iteration counts leaves out MPI_Init, the NCCL communicator's setup and
+MPI_Finalize. On a GPU the fake device's few instructions per copy, event and pointer query become
+CUDA runtime calls (hundreds of nanoseconds each, FIELD-NOTES): those are counted here as the
+library's instructions but are not what a GPU pays for them.
+
+Exit status: 0 within budget, 1 over it (or a run failed), 77 when valgrind is missing (skipped).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import callgrind_costs  # noqa: E402
+import cost_harness  # noqa: E402
+
+RANKS = 2
+ENTRY_POINTS = ("MPI_Allreduce", "MPI_Bcast", "MPI_Allgather")
+NOT_COLLECTED = ("mcrp::device::wait_event*", "mcrp::NcclComm::wait_enqueued*", "mcrp::call_base*")
+
+
+def run(args, family, iterations, workdir):
+    """(calls per iteration, rank 0's calling-thread Profile)."""
+    prefix = os.path.join(workdir, f"{family}.{iterations}")
+    command = [args.mpiexec, "-n", str(RANKS), "-genv", "LD_PRELOAD", args.lib, "-genv", "MCRPMPI_FAKE_DEVICE", "1"]
+    if family == "nccl":
+        command += ["-genv", "MCRPMPI_NCCL_LIBRARY", args.fake_nccl]
+    command += ["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={prefix}.%q{{PMI_RANK}}"]
+    command += [f"--toggle-collect={name}" for name in ENTRY_POINTS + NOT_COLLECTED]
+    command += [args.program, str(iterations)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+    if done.returncode != 0 or "calls per iteration:" not in done.stdout:
+        sys.stderr.write(f"device_call_cost: {' '.join(command)} failed ({done.returncode})\n{done.stdout}{done.stderr}")
+        sys.exit(1)
+    calls = int(done.stdout.split("calls per iteration:")[1].split()[0])
+    return calls, callgrind_costs.read(f"{prefix}.0-01")  # thread 1: the calling thread
+
+
+def backend_cost(calls, backend, ir):
+    """Inclusive cost of the calls from outside the backend's object into it, per call."""
+    return sum(arc[1 + ir] for (caller_obj, _, callee_obj, _), arc in calls.items()
+               if backend in os.path.basename(callee_obj) and backend not in os.path.basename(caller_obj))
+
+
+def measure(args, family, workdir):
+    low, high = args.iterations
+    calls, profile_low = run(args, family, low, workdir)
+    _, profile_high = run(args, family, high, workdir)
+    span = high - low
+    return (calls, profile_high.events, cost_harness.per_call(profile_low.by_function, profile_high.by_function, span, calls),
+            cost_harness.per_call(profile_low.calls, profile_high.calls, span, calls))
+
+
+def report(args, family, budget, calls, events, functions, arcs):
+    """Prints one family's figures; returns whether they are within the budget."""
+    ir = events.index("Ir")
+    backend = os.path.basename(args.fake_nccl).split(".so")[0]
+    objects = callgrind_costs.by_object(functions)
+    collected = sum(v[ir] for v in objects.values())
+    in_backend = backend_cost(arcs, backend, ir)
+    own = collected - in_backend
+    print(f"# {family}: {calls} blocking calls an iteration ({', '.join(ENTRY_POINTS)}); per call: the library "
+          f"{own:.0f} instructions (budget {budget:.0f}), the backend's launch {in_backend:.0f}")
+    print("#   executed per call by object (the backend's calls into the C runtime count in its line):")
+    for obj in sorted(objects, key=lambda o: -objects[o][ir]):
+        name = os.path.basename(obj) or "(unknown)"
+        if objects[obj][ir] >= 1:
+            print(f"#   {objects[obj][ir]:8.1f}  {name}{'  (the backend)' if backend in name else ''}")
+    library = os.path.basename(args.lib).split(".so")[0]
+    rows = [(v[ir], fn) for (obj, fn), v in functions.items() if library in os.path.basename(obj)]
+    for cost, fn in sorted(rows, reverse=True)[: args.show]:
+        if cost >= 0.5:
+            print(f"#      {cost:8.1f}  {fn[:100]}")
+    if own > budget:
+        print(f"# FAIL: the library spends {own:.0f} instructions on a blocking {family} device call (budget {budget:.0f})")
+        return False
+    return True
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cost_harness.add_common_arguments(p, "tests/cost/device_call_loop, built", (100, 300), 10)
+    p.add_argument("--fake-nccl", required=True, help="libmcrpmpi_fake_nccl.so (tests/fake_nccl)")
+    p.add_argument("--budget-nccl", type=float, required=True, metavar="INSTRUCTIONS",
+                   help="what the library may spend on one blocking call on the NCCL path (average over the loop)")
+    p.add_argument("--budget-staged", type=float, required=True, metavar="INSTRUCTIONS",
+                   help="the same on the staged path")
+    args = p.parse_args()
+    if cost_harness.valgrind_missing():
+        return cost_harness.SKIP
+    low, high = args.iterations
+    print(f"# device_call_cost: fake-device buffers on {RANKS} ranks under callgrind, iterations {low} and {high}; "
+          f"rank 0's calling thread, waits not collected ({', '.join(NOT_COLLECTED)})")
+    within = True
+    with tempfile.TemporaryDirectory(prefix="mcrpmpi-device-cost-") as workdir:
+        for family in ("nccl", "staged"):
+            calls, events, functions, arcs = measure(args, family, workdir)
+            within = report(args, family, getattr(args, f"budget_{family}"), calls, events, functions, arcs) and within
+    return 0 if within else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
