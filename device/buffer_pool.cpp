@@ -73,8 +73,12 @@ Status allocate_block(BufferKind kind, int device, std::size_t capacity, char** 
 
 void free_block(BufferKind kind, int device, char* block) {
   if (fake_device()) {
-    if (kind == BufferKind::pinned_host) std::free(block);
-    else fake_release(block);
+    if (kind == BufferKind::pinned_host) {
+      fake_synchronize();  // as cudaFreeHost: no queued copy still writes the block
+      std::free(block);
+    } else {
+      fake_release(block);
+    }
   } else if (kind == BufferKind::pinned_host) {
     cudaFreeHost(block);
   } else {

@@ -3,8 +3,11 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace mcrp::device {
 namespace {
@@ -28,11 +31,100 @@ Ranges& ranges() {
   return *instance;
 }
 
+// The async mode's copies, in issue order; `done` counts those run, `issued` those queued.
+struct CopyQueue {
+  std::mutex mutex;
+  std::deque<std::function<void()>> pending;
+  std::uint64_t issued = 0;
+  std::uint64_t done = 0;
+
+  void run_through(std::uint64_t position) {
+    std::lock_guard<std::mutex> lock(mutex);
+    while (done < position && !pending.empty()) {
+      pending.front()();
+      pending.pop_front();
+      ++done;
+    }
+  }
+};
+
+CopyQueue& copy_queue() {
+  static CopyQueue* instance = new CopyQueue;  // never destroyed, as ranges()
+  return *instance;
+}
+
+// An async event: the queue position it was recorded at, and the queries still to answer "not ready".
+struct FakeEvent {
+  std::uint64_t position = 0;
+  int not_ready = 0;
+};
+constexpr int kNotReadyQueries = 2;
+
+// The fake device's events: a non-null token that names nothing (always complete), or a FakeEvent.
+cudaEvent_t complete_event_token() { return reinterpret_cast<cudaEvent_t>(static_cast<std::uintptr_t>(0x1000)); }
+
 }  // namespace
 
 bool fake_device() {
   static const bool on = flag_set("MCRPMPI_FAKE_DEVICE") && !flag_set("MCRPMPI_DISABLE_CUDA");
   return on;
+}
+
+bool fake_device_async() {
+  static const bool on = [] {
+    const char* value = std::getenv("MCRPMPI_FAKE_DEVICE");
+    return fake_device() && value != nullptr && std::strcmp(value, "async") == 0;
+  }();
+  return on;
+}
+
+void fake_copy(std::function<void()> copy) {
+  if (!fake_device_async()) {
+    copy();
+    return;
+  }
+  CopyQueue& q = copy_queue();
+  std::lock_guard<std::mutex> lock(q.mutex);
+  q.pending.push_back(std::move(copy));
+  ++q.issued;
+}
+
+cudaEvent_t fake_event_create() {
+  if (!fake_device_async()) return complete_event_token();
+  return reinterpret_cast<cudaEvent_t>(new FakeEvent);
+}
+
+void fake_event_destroy(cudaEvent_t event) {
+  if (fake_device_async()) delete reinterpret_cast<FakeEvent*>(event);
+}
+
+void fake_event_record(cudaEvent_t event) {
+  if (!fake_device_async()) return;
+  auto* fake = reinterpret_cast<FakeEvent*>(event);
+  CopyQueue& q = copy_queue();
+  std::lock_guard<std::mutex> lock(q.mutex);
+  fake->position = q.issued;
+  fake->not_ready = kNotReadyQueries;
+}
+
+bool fake_event_query(cudaEvent_t event) {
+  if (!fake_device_async()) return true;
+  auto* fake = reinterpret_cast<FakeEvent*>(event);
+  CopyQueue& q = copy_queue();
+  {
+    std::lock_guard<std::mutex> lock(q.mutex);
+    if (q.done >= fake->position) return true;
+  }
+  if (fake->not_ready > 0) {
+    --fake->not_ready;
+    return false;
+  }
+  q.run_through(fake->position);
+  return true;
+}
+
+void fake_synchronize() {
+  if (fake_device_async()) copy_queue().run_through(~std::uint64_t{0});
 }
 
 void* fake_allocate(std::size_t bytes) {
@@ -49,6 +141,7 @@ void* fake_allocate(std::size_t bytes) {
 
 void fake_release(void* pointer) {
   if (pointer == nullptr) return;
+  fake_synchronize();  // as cudaFree: no queued copy still writes the memory
   Ranges& r = ranges();
   {
     std::lock_guard<std::mutex> lock(r.mutex);
@@ -82,3 +175,4 @@ bool fake_contains(const void* pointer) {
 
 extern "C" void* mcrpmpi_fake_device_alloc(std::size_t bytes) { return mcrp::device::fake_allocate(bytes); }
 extern "C" void mcrpmpi_fake_device_free(void* pointer) { mcrp::device::fake_release(pointer); }
+extern "C" void mcrpmpi_fake_device_synchronize() { mcrp::device::fake_synchronize(); }

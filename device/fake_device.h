@@ -6,16 +6,38 @@
 // without a GPU (CI) run the library's device-buffer code -- classification, routing, staging,
 // request machinery -- with host memory standing in for the device's.
 //
-// What it cannot show: asynchrony of copies (a fake copy is done when issued), the real NCCL, and
-// anything about real device pointers.
+// What it cannot show: the real NCCL, and anything about real device pointers. Asynchrony of copies
+// it shows only with MCRPMPI_FAKE_DEVICE=async (below); otherwise a fake copy is done when issued.
 #pragma once
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace mcrp::device {
 
-// MCRPMPI_FAKE_DEVICE=1 (and not MCRPMPI_DISABLE_CUDA); read once.
+// MCRPMPI_FAKE_DEVICE=1 or =async (and not MCRPMPI_DISABLE_CUDA); read once.
 bool fake_device();
+
+// MCRPMPI_FAKE_DEVICE=async: copies behave as a GPU's do. A copy is not done when issued but
+// queued, in issue order (one queue for the process: streams are not told apart, which orders more
+// than CUDA would); an event recorded after it answers "not ready" to its first two queries and
+// then runs the queue up to itself; freeing fake device or pinned memory runs the whole queue first,
+// as cudaFree synchronizes, and so does the fake NCCL at each launch (stream order before NCCL's
+// work; mcrpmpi_fake_device_synchronize). Host code that reads a pinned image, or returns a buffer,
+// before the copy's completion was observed then sees stale bytes, as it would on a GPU; a wait
+// that polls library progress while a copy is pending runs that progress, as on a GPU.
+bool fake_device_async();
+// Runs `copy` now, or (async) queues it.
+void fake_copy(std::function<void()> copy);
+// Fake events: tokens that are always complete, or (async) a queue position and a countdown.
+cudaEvent_t fake_event_create();
+void fake_event_destroy(cudaEvent_t event);
+void fake_event_record(cudaEvent_t event);
+bool fake_event_query(cudaEvent_t event);
+// Runs every queued copy.
+void fake_synchronize();
 
 // Fake device memory: host memory registered as device memory of ordinal 0.
 void* fake_allocate(std::size_t bytes);
@@ -31,4 +53,6 @@ bool fake_range(const void* pointer, std::uintptr_t* start, std::size_t* bytes);
 extern "C" {
 __attribute__((visibility("default"))) void* mcrpmpi_fake_device_alloc(std::size_t bytes);
 __attribute__((visibility("default"))) void mcrpmpi_fake_device_free(void* pointer);
+// The fake NCCL calls it at each launch (found with dlsym): copies issued before are done.
+__attribute__((visibility("default"))) void mcrpmpi_fake_device_synchronize();
 }

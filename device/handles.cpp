@@ -75,7 +75,11 @@ EventPool& event_pool() {
 }  // namespace
 
 cudaError_t destroy_stream(cudaStream_t stream) { return fake_device() ? cudaSuccess : cudaStreamDestroy(stream); }
-cudaError_t destroy_event(cudaEvent_t event) { return fake_device() ? cudaSuccess : event_pool().give_back(event); }
+cudaError_t destroy_event(cudaEvent_t event) {
+  if (!fake_device()) return event_pool().give_back(event);
+  fake_event_destroy(event);
+  return cudaSuccess;
+}
 
 Status create_ordered_stream(Stream& stream) {
   if (fake_device()) {
@@ -90,7 +94,7 @@ Status create_ordered_stream(Stream& stream) {
 
 Status create_event(Event& event) {
   if (fake_device()) {
-    event.reset(fake_token<cudaEvent_t>());
+    event.reset(fake_event_create());
     return {};
   }
   cudaEvent_t handle = nullptr;
@@ -114,7 +118,7 @@ DeviceGuard::~DeviceGuard() {
 Status copy_async(void* to, const void* from, std::size_t bytes, cudaStream_t stream, const char* what) {
   if (bytes == 0) return {};
   if (fake_device()) {
-    std::memmove(to, from, bytes);
+    fake_copy([to, from, bytes] { std::memmove(to, from, bytes); });
     return {};
   }
   return cuda_status(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, stream), what);
@@ -132,7 +136,7 @@ Status copy_rows_async(void* to, std::size_t to_pitch, const void* from, std::si
   if (rows == 1) return copy_async(to, from, width, stream, what);
   if (width == 0 || rows == 0) return {};
   if (fake_device()) {
-    copy_rows_now(to, to_pitch, from, from_pitch, width, rows);
+    fake_copy([=] { copy_rows_now(to, to_pitch, from, from_pitch, width, rows); });
     return {};
   }
   return cuda_status(cudaMemcpy2DAsync(to, to_pitch, from, from_pitch, width, rows, cudaMemcpyDefault, stream), what);
@@ -140,13 +144,16 @@ Status copy_rows_async(void* to, std::size_t to_pitch, const void* from, std::si
 
 Status record_event(cudaStream_t stream, Event& event) {
   if (!event) MCRP_TRY(create_event(event));
-  if (fake_device()) return {};
+  if (fake_device()) {
+    fake_event_record(event.get());
+    return {};
+  }
   return cuda_status(cudaEventRecord(event.get(), stream), "cudaEventRecord");
 }
 
 Status query_event(cudaEvent_t event, bool* done) {
   if (fake_device()) {
-    *done = true;
+    *done = fake_event_query(event);
     return {};
   }
   const cudaError_t state = cudaEventQuery(event);

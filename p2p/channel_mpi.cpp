@@ -52,12 +52,17 @@ class MpiChannel final : public Channel {
   int device() const override { return -1; }
 
  private:
-  // Every transfer is advanced on each test, so a pair's two directions progress together.
+  // Every transfer is advanced on each test, so a pair's two directions progress together. Sends
+  // hand their chunks to the base MPI in the group's order (ChunkedTransfer::advance): a later
+  // transfer whose first copy finished early would otherwise overtake an earlier one's last chunks
+  // and the receiver would match them crosswise (truncation, or wrong data of equal sizes).
   Status test_staged(bool* done) {
     bool all = true;
+    bool earlier_sends_handed_over = true;
     for (ChunkedTransfer& t : transfers_) {
       bool finished = false;
-      MCRP_TRY(t.advance(comm_, &finished));
+      MCRP_TRY(t.advance(comm_, earlier_sends_handed_over, &finished));
+      earlier_sends_handed_over = earlier_sends_handed_over && t.handed_over();
       all = all && finished;
     }
     if (all) transfers_.clear();  // their pinned buffers go back to the pool now

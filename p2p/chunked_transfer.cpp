@@ -38,13 +38,14 @@ Status ChunkedTransfer::start(const ChannelTransfer& transfer, MPI_Comm comm, st
   return {};
 }
 
-Status ChunkedTransfer::advance(MPI_Comm comm, bool* done) {
+Status ChunkedTransfer::advance(MPI_Comm comm, bool earlier_sends_handed_over, bool* done) {
   *done = false;
   device::DeviceGuard on_device(device_);
-  return transfer_.send ? advance_send(comm, done) : advance_receive(done);
+  return transfer_.send ? advance_send(comm, earlier_sends_handed_over, done) : advance_receive(done);
 }
 
-Status ChunkedTransfer::advance_send(MPI_Comm comm, bool* done) {
+Status ChunkedTransfer::advance_send(MPI_Comm comm, bool may_hand_over, bool* done) {
+  if (!may_hand_over) return {};
   for (; moved_ < messages_; ++moved_) {
     bool copied = false;
     MCRP_TRY(device::query_event(copied_[moved_].get(), &copied));

@@ -27,10 +27,15 @@ class ChunkedTransfer {
   // Starts the copies to the host (send) or posts the receives (receive) on `comm`.
   Status start(const ChannelTransfer& transfer, MPI_Comm comm, std::uint64_t chunk_setting);
   // Moves what is ready on; *done once the data is at the peer (send) or on the device (receive).
-  Status advance(MPI_Comm comm, bool* done);
+  // Every chunk between two ranks travels with one tag, so the receiver matches them in the order
+  // they reach the base MPI: a send hands chunks over only once `earlier_sends_handed_over`, i.e.
+  // every send transfer before it in the group has handed over all of its own.
+  Status advance(MPI_Comm comm, bool earlier_sends_handed_over, bool* done);
+  // A send whose chunks have all reached the base MPI (always true of a receive).
+  bool handed_over() const { return !transfer_.send || moved_ == messages_; }
 
  private:
-  Status advance_send(MPI_Comm comm, bool* done);
+  Status advance_send(MPI_Comm comm, bool may_hand_over, bool* done);
   Status advance_receive(bool* done);
 
   ChannelTransfer transfer_;

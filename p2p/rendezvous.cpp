@@ -236,6 +236,8 @@ class Receive final : public Listener, public TransferEnd, public std::enable_sh
   }
 
   bool listen() override {
+    PollTurn turn(polling_);
+    if (!turn) return false;  // being polled already: keep listening
     std::lock_guard<std::mutex> lock(mutex_);
     if (phase_ == Phase::header) poll_header();
     return phase_ != Phase::header;
@@ -243,6 +245,8 @@ class Receive final : public Listener, public TransferEnd, public std::enable_sh
 
   Status poll(bool* done) {
     MCRP_TRY(engine_->advance());
+    PollTurn turn(polling_);
+    if (!turn) return {};  // being polled already: not done yet
     std::lock_guard<std::mutex> lock(mutex_);
     if (phase_ == Phase::header) poll_header();
     MCRP_TRY(error_);
@@ -278,6 +282,26 @@ class Receive final : public Listener, public TransferEnd, public std::enable_sh
 
  private:
   enum class Phase { header, transfer, done };
+
+  // listen() and poll() wait inside (an inline payload's or a packed receive's copy to the device,
+  // the copy back after a transfer), and those waits drive library progress, which polls this
+  // receive again: as a listener, or as the request being waited on. Such a re-entry (or another
+  // thread meanwhile) gets no turn and answers "not yet" instead of locking mutex_ a second time,
+  // which deadlocked the thread as soon as a copy was not complete at its first query (a GPU).
+  class PollTurn {
+   public:
+    explicit PollTurn(std::atomic<bool>& polling) : polling_(polling), held_(!polling.exchange(true)) {}
+    ~PollTurn() {
+      if (held_) polling_.store(false);
+    }
+    PollTurn(const PollTurn&) = delete;
+    PollTurn& operator=(const PollTurn&) = delete;
+    explicit operator bool() const { return held_; }
+
+   private:
+    std::atomic<bool>& polling_;
+    bool held_;
+  };
 
   // Under mutex_: tests the header receive and goes on when it has matched (errors kept in error_).
   void poll_header() {
@@ -345,6 +369,7 @@ class Receive final : public Listener, public TransferEnd, public std::enable_sh
 
   std::shared_ptr<Engine> engine_;
   std::mutex mutex_;
+  std::atomic<bool> polling_{false};  // a PollTurn is held
   BufferSide side_, reached_;
   TypeInfo type_;
   int device_;

@@ -1,5 +1,6 @@
 // The NCCL entry points the library loads (runtime/nccl_api.h), implemented on fake communicators.
 // Loaded only through MCRPMPI_NCCL_LIBRARY together with MCRPMPI_FAKE_DEVICE=1 (device/fake_device.h).
+#include <dlfcn.h>
 #include <nccl.h>
 #include <unistd.h>
 
@@ -49,7 +50,17 @@ struct Pending {
 thread_local int t_group_depth = 0;
 thread_local std::vector<Pending> t_group;
 
+// The library's fake device in its async mode queues copies (device/fake_device.h); a real NCCL
+// kernel runs after the copies issued before it on its stream, so every launch here runs that queue
+// first (this fake reads buffers from its own thread, in no stream order).
+void complete_earlier_copies() {
+  using Synchronize = void (*)();
+  static const auto synchronize = reinterpret_cast<Synchronize>(dlsym(RTLD_DEFAULT, "mcrpmpi_fake_device_synchronize"));
+  if (synchronize != nullptr) synchronize();
+}
+
 ncclResult_t issue(ncclComm_t handle, Work work, bool point_to_point) {
+  complete_earlier_copies();
   Comm* comm = comm_of(handle);
   if (t_group_depth > 0) {
     t_group.push_back({comm, point_to_point, std::move(work)});
