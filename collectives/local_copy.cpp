@@ -22,6 +22,7 @@ Status run_local_copy(const Prepared& p) {
   char* to = recv.base + recv.blocks[0].displacement * p.recv_type.extent;
   cudaStream_t stream = nullptr;
   profile::StepTimer copying(profile::Step::queue);
+  device::DeviceGuard on_device(p.device);  // the wait's event must be on the stream's device
   MCRP_TRY(device::copy_stream(p.device, &stream));
   MCRP_TRY(device::copy_async(to, from, bytes, stream, "cudaMemcpyAsync"));
   MpiProgress progress;

@@ -34,8 +34,16 @@ class Launcher {
   // Issues the NCCL calls. *enqueue_pending: NCCL is still enqueuing them (a nonblocking
   // communicator answered ncclInProgress); after_enqueue() must wait until it has finished.
   Status launch(DeviceView& send, DeviceView& recv, bool* enqueue_pending);
-  // Stream work that follows the NCCL work (an in-place reduce_scatter's move to offset 0).
-  Status after_enqueue() { return copy(after_.to, after_.from, after_.bytes); }
+  // Stream work that follows the NCCL work (an in-place reduce_scatter's move to offset 0). The two
+  // ranges overlap when the rank's block is longer than the blocks before it, and cudaMemcpyAsync
+  // leaves overlapping copies undefined: those go through device scratch.
+  Status after_enqueue() {
+    const bool overlapping = after_.to != after_.from && after_.from < after_.to + after_.bytes;
+    if (!overlapping) return copy(after_.to, after_.from, after_.bytes);  // nothing, or a disjoint move
+    MCRP_TRY(device::acquire(device::BufferKind::device, comm_.device, after_.bytes, scratch_));
+    MCRP_TRY(copy(scratch_.data(), after_.from, after_.bytes));
+    return copy(after_.to, scratch_.data(), after_.bytes);
+  }
 
  private:
   cudaStream_t stream() const { return comm_.stream.get(); }
@@ -82,14 +90,15 @@ class Launcher {
 };
 
 Status Launcher::exchange(const std::vector<Transfer>& sends, const std::vector<Transfer>& recvs) {
-  MCRP_TRY(check(nccl_.GroupStart(), "ncclGroupStart"));
+  NcclGroup group(nccl_);
+  MCRP_TRY(check(group.start(), "ncclGroupStart"));
   for (const Transfer& t : sends) {
     if (t.bytes > 0) MCRP_TRY(check(nccl_.Send(t.data, t.bytes, ncclUint8, t.peer, comm_.handle, stream()), "ncclSend"));
   }
   for (const Transfer& t : recvs) {
     if (t.bytes > 0) MCRP_TRY(check(nccl_.Recv(t.data, t.bytes, ncclUint8, t.peer, comm_.handle, stream()), "ncclRecv"));
   }
-  return check(nccl_.GroupEnd(), "ncclGroupEnd");
+  return check(group.end(), "ncclGroupEnd");
 }
 
 Status Launcher::reduction(DeviceView& send, DeviceView& recv) {
@@ -123,14 +132,15 @@ Status Launcher::reduction(DeviceView& send, DeviceView& recv) {
         MCRP_TRY(check(nccl_.ReduceScatter(input, output, counts[0], type, op, comm_.handle, stream()),
                        "ncclReduceScatter"));
       } else {
-        MCRP_TRY(check(nccl_.GroupStart(), "ncclGroupStart"));
+        NcclGroup group(nccl_);
+        MCRP_TRY(check(group.start(), "ncclGroupStart"));
         for (int i = 0; i < p_.self.size; ++i) {
           char* block = input + offsets[i];
           MCRP_TRY(check(nccl_.Reduce(block, i == p_.self.rank ? output : block, counts[i], type, op, i, comm_.handle,
                                       stream()),
                          "ncclReduce"));
         }
-        MCRP_TRY(check(nccl_.GroupEnd(), "ncclGroupEnd"));
+        MCRP_TRY(check(group.end(), "ncclGroupEnd"));
       }
       if (in_place) after_ = {recv.data, output, counts[p_.self.rank] * element};
       return {};

@@ -89,6 +89,7 @@ Status run_staged(const Prepared& p, const BaseCall& base, bool copy) {
     if (auto pipelined = plan_pipelined(p)) return run_pipelined(std::move(pipelined));
   }
   cudaStream_t stream = nullptr;
+  device::DeviceGuard on_device(p.device);  // events for the waits belong to the stream's device
   MCRP_TRY(device::copy_stream(p.device, &stream));
   MpiProgress progress;
   StagedCall staged(p);
@@ -108,6 +109,7 @@ Status start_staged(const Prepared& p, const BaseCall& base, bool copy, MPI_Requ
     if (auto pipelined = plan_pipelined(p)) return start_pipelined(std::move(pipelined), request);
   }
   cudaStream_t stream = nullptr;
+  device::DeviceGuard on_device(p.device);  // events for the waits belong to the stream's device
   MCRP_TRY(device::copy_stream(p.device, &stream));
   MpiProgress progress;
   auto op = std::make_unique<StagedOp>(p, stream, copy);

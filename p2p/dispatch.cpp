@@ -131,6 +131,7 @@ int guarded(const P2PCall& call, MPI_Request* request, Fn&& body) {
 // A CUDA-aware base MPI gets the device pointers, once the application's earlier work on the
 // legacy default stream (which the copy stream is ordered after) is done.
 Status order_after_prior_device_work(int device) {
+  device::DeviceGuard on_device(device);  // the wait's event belongs to the stream's device
   cudaStream_t stream = nullptr;
   MCRP_TRY(device::copy_stream(device, &stream));
   MpiProgress progress;
@@ -262,10 +263,22 @@ int run_blocking_p2p(const P2PCall& call, const P2PBaseCall& base, const P2PBase
   // Background work needs CUDA: a host-only process never has any.
   if (host_only_process() || !background_work_pending()) return run_p2p(call, base, Mode::blocking, nullptr, status);
   profile::CallTimer timing(profile::Form::blocking);  // the nonblocking call inside is part of it
+  // MPICH 4.0.2 completes a nonblocking receive from MPI_PROC_NULL with source 0 and tag 0; the
+  // blocking call owes the standard's status (README "Base-MPI defects").
+  const bool from_proc_null = call.receives() && (call.kind == P2PKind::mrecv
+                                                       ? call.message != nullptr && *call.message == MPI_MESSAGE_NO_PROC
+                                                       : call.source == MPI_PROC_NULL);
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = run_p2p(call, nonblocking, Mode::nonblocking, &request, MPI_STATUS_IGNORE);
   profile::StepTimer waiting(profile::Step::wait);
-  return rc != MPI_SUCCESS ? rc : wait_one(&request, status);
+  const int waited = rc != MPI_SUCCESS ? rc : wait_one(&request, status);
+  if (waited == MPI_SUCCESS && from_proc_null && status != MPI_STATUS_IGNORE) {
+    status->MPI_SOURCE = MPI_PROC_NULL;
+    status->MPI_TAG = MPI_ANY_TAG;
+    PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+  }
+  return waited;
 }
 
 int run_probe(const char* entry, int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,

@@ -33,9 +33,12 @@ class UnboundedProgress final : public device::ProgressHook {
 
 // The stream copies of one operation go on: the copy stream of the channel's device, or of the
 // buffer's when the channel takes memory anywhere.
+int copy_device_for(const Engine& engine, int buffer_device) {
+  return engine.channel_device() >= 0 ? engine.channel_device() : std::max(buffer_device, 0);
+}
+
 Status copy_stream_for(const Engine& engine, int buffer_device, cudaStream_t* stream) {
-  const int device = engine.channel_device() >= 0 ? engine.channel_device() : std::max(buffer_device, 0);
-  return device::copy_stream(device, stream);
+  return device::copy_stream(copy_device_for(engine, buffer_device), stream);
 }
 
 // ---- library message handles (MPI_Mprobe / MPI_Improbe on asserted communicators) --------------
@@ -102,6 +105,7 @@ class SendOp final : public AsyncOp, public TransferEnd {
     header.seq = engine_->next_seq(call_.dest);
     header.bytes = bytes;
     cudaStream_t stream = nullptr;
+    device::DeviceGuard on_device(copy_device_for(*engine_, device_));  // the waits' events: the stream's device
     MCRP_TRY(copy_stream_for(*engine_, device_, &stream));
     UnboundedProgress progress;
     rendezvous_ = bytes > engine_->eager_limit();
@@ -339,6 +343,7 @@ class Receive final : public Listener, public TransferEnd, public std::enable_sh
     // The elements the payload reaches; only they are written.
     reached_ = side_;
     reached_.blocks = {Block{0, type_.size > 0 ? static_cast<MPI_Count>((accepted_ + type_.size - 1) / type_.size) : 0}};
+    device::DeviceGuard on_device(copy_device_for(*engine_, device_));  // the waits' events: the stream's device
     MCRP_TRY(copy_stream_for(*engine_, device_, &stream_));
     UnboundedProgress progress;
     const bool inline_payload = (header.flags & wire::kInline) != 0;
@@ -357,6 +362,7 @@ class Receive final : public Listener, public TransferEnd, public std::enable_sh
 
   // Unpacks or copies back what view_ staged, and waits for it.
   Status finish_view() {
+    device::DeviceGuard on_device(copy_device_for(*engine_, device_));  // polled from any thread
     UnboundedProgress progress;
     MCRP_TRY(view_.finish(reached_, stream_, progress));
     return device::wait_stream(stream_, progress);

@@ -129,6 +129,7 @@ class StagedP2POp final : public AsyncOp {
 }  // namespace
 
 Status run_staged_p2p(const P2PPrepared& p, const P2PBaseCall& base, bool copy, MPI_Status* status) {
+  device::DeviceGuard on_device(p.device);  // events for the waits belong to the stream's device
   cudaStream_t stream = nullptr;
   MCRP_TRY(device::copy_stream(p.device, &stream));
   MpiProgress progress;
@@ -146,6 +147,7 @@ Status run_staged_p2p(const P2PPrepared& p, const P2PBaseCall& base, bool copy, 
 }
 
 Status start_staged_p2p(const P2PPrepared& p, const P2PBaseCall& base, MPI_Request* request) {
+  device::DeviceGuard on_device(p.device);  // events for the waits belong to the stream's device
   cudaStream_t stream = nullptr;
   MCRP_TRY(device::copy_stream(p.device, &stream));
   MpiProgress progress;

@@ -39,6 +39,33 @@ struct NcclApi {
 
 // The loaded API, or null when NCCL cannot be loaded; nccl_load_error() then says why.
 const NcclApi* nccl_api();
+
+// An NCCL group closed on every path: a group left open by a failed call inside it (an early return)
+// makes every later NCCL call of the thread, on any communicator, wait for a GroupEnd that never
+// comes, so those calls end only at MCRPMPI_NCCL_TIMEOUT.
+class NcclGroup {
+ public:
+  explicit NcclGroup(const NcclApi& nccl) : nccl_(nccl) {}
+  ~NcclGroup() {
+    if (open_) nccl_.GroupEnd();
+  }
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+
+  ncclResult_t start() {
+    const ncclResult_t rc = nccl_.GroupStart();
+    open_ = rc == ncclSuccess || rc == ncclInProgress;
+    return rc;
+  }
+  ncclResult_t end() {
+    open_ = false;
+    return nccl_.GroupEnd();
+  }
+
+ private:
+  const NcclApi& nccl_;
+  bool open_ = false;
+};
 const std::string& nccl_load_error();
 
 // A failure NCCL reports asynchronously on `comm` (a peer died, a network error): how a stuck
