@@ -60,9 +60,6 @@ struct FakeEvent {
 };
 constexpr int kNotReadyQueries = 2;
 
-// The fake device's events: a non-null token that names nothing (always complete), or a FakeEvent.
-cudaEvent_t complete_event_token() { return reinterpret_cast<cudaEvent_t>(static_cast<std::uintptr_t>(0x1000)); }
-
 }  // namespace
 
 bool fake_device() {
@@ -70,36 +67,25 @@ bool fake_device() {
   return on;
 }
 
-bool fake_device_async() {
-  static const bool on = [] {
-    const char* value = std::getenv("MCRPMPI_FAKE_DEVICE");
-    return fake_device() && value != nullptr && std::strcmp(value, "async") == 0;
-  }();
-  return on;
-}
+namespace fake_detail {
+const bool g_async = [] {
+  const char* value = std::getenv("MCRPMPI_FAKE_DEVICE");
+  return fake_device() && value != nullptr && std::strcmp(value, "async") == 0;
+}();
+}  // namespace fake_detail
 
-void fake_copy(std::function<void()> copy) {
-  if (!fake_device_async()) {
-    copy();
-    return;
-  }
+void fake_enqueue(std::function<void()> copy) {
   CopyQueue& q = copy_queue();
   std::lock_guard<std::mutex> lock(q.mutex);
   q.pending.push_back(std::move(copy));
   ++q.issued;
 }
 
-cudaEvent_t fake_event_create() {
-  if (!fake_device_async()) return complete_event_token();
-  return reinterpret_cast<cudaEvent_t>(new FakeEvent);
-}
+cudaEvent_t fake_event_create() { return reinterpret_cast<cudaEvent_t>(new FakeEvent); }
 
-void fake_event_destroy(cudaEvent_t event) {
-  if (fake_device_async()) delete reinterpret_cast<FakeEvent*>(event);
-}
+void fake_event_destroy(cudaEvent_t event) { delete reinterpret_cast<FakeEvent*>(event); }
 
 void fake_event_record(cudaEvent_t event) {
-  if (!fake_device_async()) return;
   auto* fake = reinterpret_cast<FakeEvent*>(event);
   CopyQueue& q = copy_queue();
   std::lock_guard<std::mutex> lock(q.mutex);
@@ -108,16 +94,15 @@ void fake_event_record(cudaEvent_t event) {
 }
 
 bool fake_event_query(cudaEvent_t event) {
-  if (!fake_device_async()) return true;
   auto* fake = reinterpret_cast<FakeEvent*>(event);
   CopyQueue& q = copy_queue();
   {
     std::lock_guard<std::mutex> lock(q.mutex);
     if (q.done >= fake->position) return true;
-  }
-  if (fake->not_ready > 0) {
-    --fake->not_ready;
-    return false;
+    if (fake->not_ready > 0) {
+      --fake->not_ready;
+      return false;
+    }
   }
   q.run_through(fake->position);
   return true;

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 namespace mcrp::device {
 
@@ -28,10 +29,23 @@ bool fake_device();
 // work; mcrpmpi_fake_device_synchronize). Host code that reads a pinned image, or returns a buffer,
 // before the copy's completion was observed then sees stale bytes, as it would on a GPU; a wait
 // that polls library progress while a copy is pending runs that progress, as on a GPU.
-bool fake_device_async();
-// Runs `copy` now, or (async) queues it.
-void fake_copy(std::function<void()> copy);
-// Fake events: tokens that are always complete, or (async) a queue position and a countdown.
+namespace fake_detail {
+extern const bool g_async;  // read once, when the library is loaded
+}
+inline bool fake_device_async() { return fake_detail::g_async; }
+// Runs `copy` now, or (async) queues it. A template, so the default mode builds no std::function
+// (an allocation per copy, which cost.device_calls would count).
+void fake_enqueue(std::function<void()> copy);
+template <class Copy>
+void fake_copy(Copy&& copy) {
+  if (fake_device_async()) {
+    fake_enqueue(std::function<void()>(std::forward<Copy>(copy)));
+  } else {
+    copy();
+  }
+}
+// Async events: a queue position and a countdown (the default mode's events are tokens that are
+// always complete, device/handles.cpp). Call these only when fake_device_async().
 cudaEvent_t fake_event_create();
 void fake_event_destroy(cudaEvent_t event);
 void fake_event_record(cudaEvent_t event);

@@ -12,7 +12,7 @@
 namespace mcrp::device {
 namespace {
 
-// The fake device's streams and events: non-null tokens that name nothing.
+// The fake device's streams and events (async mode's events aside): non-null tokens that name nothing.
 template <typename Handle>
 Handle fake_token() {
   return reinterpret_cast<Handle>(static_cast<std::uintptr_t>(0x1000));
@@ -77,7 +77,7 @@ EventPool& event_pool() {
 cudaError_t destroy_stream(cudaStream_t stream) { return fake_device() ? cudaSuccess : cudaStreamDestroy(stream); }
 cudaError_t destroy_event(cudaEvent_t event) {
   if (!fake_device()) return event_pool().give_back(event);
-  fake_event_destroy(event);
+  if (fake_device_async()) fake_event_destroy(event);
   return cudaSuccess;
 }
 
@@ -94,7 +94,7 @@ Status create_ordered_stream(Stream& stream) {
 
 Status create_event(Event& event) {
   if (fake_device()) {
-    event.reset(fake_event_create());
+    event.reset(fake_device_async() ? fake_event_create() : fake_token<cudaEvent_t>());
     return {};
   }
   cudaEvent_t handle = nullptr;
@@ -145,7 +145,7 @@ Status copy_rows_async(void* to, std::size_t to_pitch, const void* from, std::si
 Status record_event(cudaStream_t stream, Event& event) {
   if (!event) MCRP_TRY(create_event(event));
   if (fake_device()) {
-    fake_event_record(event.get());
+    if (fake_device_async()) fake_event_record(event.get());
     return {};
   }
   return cuda_status(cudaEventRecord(event.get(), stream), "cudaEventRecord");
@@ -153,7 +153,7 @@ Status record_event(cudaStream_t stream, Event& event) {
 
 Status query_event(cudaEvent_t event, bool* done) {
   if (fake_device()) {
-    *done = fake_event_query(event);
+    *done = !fake_device_async() || fake_event_query(event);
     return {};
   }
   const cudaError_t state = cudaEventQuery(event);
