@@ -41,6 +41,12 @@ struct P2PCall {
     return kind == P2PKind::recv || kind == P2PKind::sendrecv || kind == P2PKind::sendrecv_replace ||
            kind == P2PKind::mrecv;
   }
+  // A receive MPI completes at once with an empty message: from MPI_PROC_NULL, or an Mrecv of
+  // MPI_MESSAGE_NO_PROC.
+  bool receives_from_proc_null() const {
+    if (!receives()) return false;
+    return kind == P2PKind::mrecv ? message != nullptr && *message == MPI_MESSAGE_NO_PROC : source == MPI_PROC_NULL;
+  }
 };
 
 // The base MPI's entry point for the call being routed, with its buffers, status and request

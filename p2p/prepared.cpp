@@ -19,8 +19,8 @@ void describe_sides(const P2PCall& c, P2PPrepared* p) {
   p->call = &c;
   p->send = p->recv = BufferSide();
   const bool sends = c.sends() && c.dest != MPI_PROC_NULL;
-  bool receives = c.receives() && c.source != MPI_PROC_NULL;
-  if (c.kind == P2PKind::mrecv) receives = c.message != nullptr && *c.message != MPI_MESSAGE_NO_PROC;
+  const bool no_message = c.kind == P2PKind::mrecv && c.message == nullptr;
+  const bool receives = c.receives() && !c.receives_from_proc_null() && !no_message;
   if (c.kind == P2PKind::sendrecv_replace) {
     if (sends || receives) p->recv = side(c.recvbuf, c.recvtype, c.recvcount, sends, receives);
     return;
