@@ -11,6 +11,7 @@
 #include "collectives/paths.h"
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
+#include "device/ordered_streams.h"
 #include "runtime/device_view.h"
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_comm.h"
@@ -266,15 +267,23 @@ class NcclCall {
  public:
   NcclCall(const Prepared& p, NcclComm& comm) : p_(p), comm_(comm), launcher_(p, comm) {}
 
-  // Packs what needs packing and launches on the communicator's stream; does not wait for NCCL.
+  // Orders the communicator's stream after the application's earlier default-stream work, packs
+  // what needs packing and launches on that stream; does not wait for NCCL.
   Status launch(device::ProgressHook& progress, bool* enqueue_pending) {
+    MCRP_TRY(device::order_after_legacy_stream(comm_.device, stream()));
     MCRP_TRY(send_.prepare(p_.layout.send, p_.send_type, comm_.device, stream(), progress, &p_.send_memory));
     MCRP_TRY(recv_.prepare(p_.layout.recv, p_.recv_type, comm_.device, stream(), progress, &p_.recv_memory));
     return failed(launcher_.launch(send_, recv_, enqueue_pending));
   }
   Status after_enqueue() { return failed(launcher_.after_enqueue()); }
-  // After the launched work completed: unpacks a packed result.
-  Status finish(device::ProgressHook& progress) { return recv_.finish(p_.layout.recv, stream(), progress); }
+  // After the launched work completed: unpacks a packed result, or copies a relocated one back, on a
+  // copy stream (on the communicator's stream it would wait for NCCL work issued since).
+  Status finish(device::ProgressHook& progress) {
+    if (!recv_.finishes(p_.layout.recv)) return {};
+    cudaStream_t copies = nullptr;
+    MCRP_TRY(device::finishing_stream(comm_.device, &copies));
+    return recv_.finish(p_.layout.recv, copies, progress);
+  }
   // NCCL state is unknown after a failure: abort the communicator instead of risking a hang later.
   // (A by-value parameter returned alone is moved, not copied: this runs on every NCCL step.)
   Status failed(Status status) {

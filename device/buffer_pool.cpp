@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -49,6 +50,9 @@ Pool& pool() {
   }();
   return *instance;
 }
+
+// How often device work was given up (note_abandoned_work).
+std::atomic<std::uint64_t> g_abandoned{0};
 
 std::size_t bucket_capacity(std::size_t bytes) {
   std::size_t capacity = 256;
@@ -109,6 +113,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     capacity_ = std::exchange(other.capacity_, 0);
     kind_ = other.kind_;
     device_ = other.device_;
+    abandoned_before_ = other.abandoned_before_;
   }
   return *this;
 }
@@ -117,13 +122,15 @@ Buffer::~Buffer() { release(); }
 
 void Buffer::release() {
   if (data_ == nullptr) return;
+  // Abandoned work handed out before may still use the block: not for reuse (see note_abandoned_work).
+  const bool reusable = g_abandoned.load(std::memory_order_acquire) == abandoned_before_;
   bool keep = false;
   {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
     PoolUsage& usage = usage_of(p, kind_);
     usage.in_use -= capacity_;
-    keep = usage.cached + capacity_ <= usage.limit;
+    keep = reusable && usage.cached + capacity_ <= usage.limit;
     if (keep) {
       usage.cached += capacity_;
       p.free_blocks[{kind_, device_, capacity_}].push_back(data_);
@@ -163,6 +170,7 @@ Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out) {
       return allocated;
     }
   }
+  out.abandoned_before_ = g_abandoned.load(std::memory_order_acquire);
   out.data_ = block;
   out.size_ = bytes;
   out.capacity_ = capacity;
@@ -170,6 +178,8 @@ Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out) {
   out.device_ = device;
   return {};
 }
+
+void note_abandoned_work() { g_abandoned.fetch_add(1, std::memory_order_acq_rel); }
 
 void release_cached_buffers() {
   wait_for_frees();

@@ -9,6 +9,7 @@
 // running an NCCL kernel that waits for a peer that waits for this rank's MPI progress.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "device/status.h"
 
@@ -37,11 +38,19 @@ class Buffer {
   std::size_t capacity_ = 0;
   BufferKind kind_ = BufferKind::pinned_host;
   int device_ = -1;
+  std::uint64_t abandoned_before_ = 0;  // note_abandoned_work's count when the block was handed out
 };
 
 // Hands out a buffer of at least `bytes` (device buffers on `device`). A zero-byte request
 // succeeds with a null buffer.
 Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out);
+
+// Device work the library stopped waiting for (a failed wait, a stopped NCCL communicator, a failed
+// nonblocking operation) may still read or write the blocks its call held, after the call has
+// released them. From this call on, every block handed out before it is not reused when released
+// but freed on the background thread, whose cudaFree or cudaFreeHost waits for the device first.
+// Only failures call it; pooling is otherwise untouched (one atomic load per acquire and release).
+void note_abandoned_work();
 
 // Frees every cached block; called at MPI_Finalize, when no Buffer may be alive any more.
 void release_cached_buffers();

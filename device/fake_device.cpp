@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 namespace mcrp::device {
 namespace {
@@ -50,6 +51,25 @@ struct CopyQueue {
 
 CopyQueue& copy_queue() {
   static CopyQueue* instance = new CopyQueue;  // never destroyed, as ranges()
+  return *instance;
+}
+
+// Writes queued on the application's legacy default stream, in issue order. `queued` is read
+// without the lock: ordering after an idle legacy stream costs one load, as with real CUDA.
+struct LegacyStream {
+  std::mutex mutex;
+  std::deque<std::function<void()>> pending;
+  std::atomic<std::size_t> queued{0};
+
+  std::deque<std::function<void()>> take() {
+    std::lock_guard<std::mutex> lock(mutex);
+    queued.store(0, std::memory_order_release);
+    return std::exchange(pending, {});
+  }
+};
+
+LegacyStream& legacy_stream() {
+  static LegacyStream* instance = new LegacyStream;  // never destroyed, as ranges()
   return *instance;
 }
 
@@ -112,6 +132,25 @@ void fake_synchronize() {
   if (fake_device_async()) copy_queue().run_through(~std::uint64_t{0});
 }
 
+void fake_order_after_legacy() {
+  LegacyStream& legacy = legacy_stream();
+  if (legacy.queued.load(std::memory_order_acquire) == 0) return;
+  for (std::function<void()>& write : legacy.take()) fake_copy(std::move(write));
+}
+
+void fake_legacy_write(void* to, const void* from, std::size_t bytes) {
+  if (bytes == 0) return;
+  std::vector<char> values(static_cast<const char*>(from), static_cast<const char*>(from) + bytes);
+  LegacyStream& legacy = legacy_stream();
+  std::lock_guard<std::mutex> lock(legacy.mutex);
+  legacy.pending.emplace_back([to, values = std::move(values)] { std::memcpy(to, values.data(), values.size()); });
+  legacy.queued.store(legacy.pending.size(), std::memory_order_release);
+}
+
+void fake_legacy_synchronize() {
+  for (std::function<void()>& write : legacy_stream().take()) write();
+}
+
 void* fake_allocate(std::size_t bytes) {
   if (!fake_device()) return nullptr;
   const std::size_t size = bytes == 0 ? 1 : bytes;
@@ -127,6 +166,7 @@ void* fake_allocate(std::size_t bytes) {
 void fake_release(void* pointer) {
   if (pointer == nullptr) return;
   fake_synchronize();  // as cudaFree: no queued copy still writes the memory
+  fake_legacy_synchronize();
   Ranges& r = ranges();
   {
     std::lock_guard<std::mutex> lock(r.mutex);
@@ -161,3 +201,10 @@ bool fake_contains(const void* pointer) {
 extern "C" void* mcrpmpi_fake_device_alloc(std::size_t bytes) { return mcrp::device::fake_allocate(bytes); }
 extern "C" void mcrpmpi_fake_device_free(void* pointer) { mcrp::device::fake_release(pointer); }
 extern "C" void mcrpmpi_fake_device_synchronize() { mcrp::device::fake_synchronize(); }
+
+extern "C" void mcrpmpi_fake_device_legacy_write(void* to, const void* from, std::size_t bytes) {
+  if (mcrp::device::fake_device()) mcrp::device::fake_legacy_write(to, from, bytes);
+}
+extern "C" void mcrpmpi_fake_device_legacy_synchronize() {
+  if (mcrp::device::fake_device()) mcrp::device::fake_legacy_synchronize();
+}

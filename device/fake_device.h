@@ -53,6 +53,17 @@ bool fake_event_query(cudaEvent_t event);
 // Runs every queued copy.
 void fake_synchronize();
 
+// The application's legacy default stream, as tests use it (any fake mode): a write a test queues
+// there (mcrpmpi_fake_device_legacy_write, as a kernel or cudaMemcpyAsync on the default stream)
+// runs when the library orders one of its streams after the legacy stream (fake_order_after_legacy:
+// the write then comes before that stream's later copies, queued or run now as any fake copy), when
+// the test synchronizes that stream (mcrpmpi_fake_device_legacy_synchronize, as a cudaMemcpy would),
+// or at a free. A library path that touches a user's buffer without ordering first reads stale
+// bytes, or is overwritten later, as on a GPU now that the library's streams are non-blocking.
+void fake_legacy_write(void* to, const void* from, std::size_t bytes);
+void fake_order_after_legacy();
+void fake_legacy_synchronize();
+
 // Fake device memory: host memory registered as device memory of ordinal 0.
 void* fake_allocate(std::size_t bytes);
 void fake_release(void* pointer);
@@ -69,4 +80,9 @@ __attribute__((visibility("default"))) void* mcrpmpi_fake_device_alloc(std::size
 __attribute__((visibility("default"))) void mcrpmpi_fake_device_free(void* pointer);
 // The fake NCCL calls it at each launch (found with dlsym): copies issued before are done.
 __attribute__((visibility("default"))) void mcrpmpi_fake_device_synchronize();
+// Tests: `bytes` from `from` (read now) to be written at `to` on the fake legacy default stream;
+// and that stream synchronized (see fake_order_after_legacy). Do nothing unless the fake device is on.
+__attribute__((visibility("default"))) void mcrpmpi_fake_device_legacy_write(void* to, const void* from,
+                                                                             std::size_t bytes);
+__attribute__((visibility("default"))) void mcrpmpi_fake_device_legacy_synchronize();
 }

@@ -81,13 +81,13 @@ cudaError_t destroy_event(cudaEvent_t event) {
   return cudaSuccess;
 }
 
-Status create_ordered_stream(Stream& stream) {
+Status create_library_stream(Stream& stream) {
   if (fake_device()) {
     stream.reset(fake_token<cudaStream_t>());
     return {};
   }
   cudaStream_t handle = nullptr;
-  MCRP_TRY(cuda_status(cudaStreamCreateWithFlags(&handle, cudaStreamDefault), "cudaStreamCreate"));
+  MCRP_TRY(cuda_status(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking), "cudaStreamCreate"));
   stream.reset(handle);
   return {};
 }

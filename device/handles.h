@@ -42,10 +42,12 @@ cudaError_t destroy_event(cudaEvent_t event);
 using Stream = UniqueHandle<cudaStream_t, destroy_stream>;
 using Event = UniqueHandle<cudaEvent_t, destroy_event>;
 
-// A stream that, like the legacy default stream's neighbours, starts its work only after work
-// already issued on the legacy default stream: that is how device work the application queued
-// before an MPI call is finished before the library touches the buffers.
-Status create_ordered_stream(Stream& stream);
+// A stream of the library's own on the current device, created non-blocking: a blocking stream
+// would make the application's later work on the legacy default stream wait for the library's,
+// which may wait for peers (an NCCL kernel runs until every rank has joined), so a default-stream
+// cudaMemcpy after MPI_Iallreduce could hang the program. Ordering after the application's
+// earlier work is explicit instead (device/ordered_streams.h, order_after_legacy_stream).
+Status create_library_stream(Stream& stream);
 // An event without timing, cheap to record and query, on the current device. Taken from a pool of
 // idle events and given back to it when the Event is destroyed (handles.cpp).
 Status create_event(Event& event);

@@ -1,5 +1,8 @@
-// One library-owned stream per device for copies that are not tied to an NCCL communicator
-// (staging, one-rank copies). Created on first use; ordered after the legacy default stream.
+// The library's copy streams (one pair per device, for copies not tied to an NCCL communicator:
+// staging, one-rank copies, point-to-point) and how any library stream is ordered after the
+// application's work. Library streams are non-blocking (device/handles.h), so the application's
+// later default-stream work never waits for them; the application's earlier work is waited for
+// explicitly, at the point where a call first uses a stream.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -7,9 +10,22 @@
 
 namespace mcrp::device {
 
+// Work issued on `stream` from now on starts after the work already issued on `device`'s legacy
+// default stream (where plain CUDA code, CuPy and PyTorch put their work unless told otherwise).
+// One cudaStreamQuery when that stream is idle; otherwise one event recorded on it and waited for
+// on `stream`, both asynchronous. Work on the application's other streams is not seen (README).
+Status order_after_legacy_stream(int device, cudaStream_t stream);
+
+// The copy stream of `device`, created on first use and ordered as above at every call, so the
+// call's copies read and write the user's buffers only after the application's earlier work.
 Status copy_stream(int device, cudaStream_t* stream);
 // A second such stream, for copies back to the device that should overlap with copies on
 // copy_stream (a GPU copies both directions at once); the pipelined staged path uses it.
 Status copy_back_stream(int device, cudaStream_t* stream);
+// copy_back_stream without the ordering, for a call's finishing copies whose inputs the host has
+// already seen complete (a nonblocking collective's unpacking): on the NCCL communicator's stream
+// they would wait for later NCCL work issued meanwhile, and ordering them again would wait for the
+// application's later work.
+Status finishing_stream(int device, cudaStream_t* stream);
 
 }  // namespace mcrp::device

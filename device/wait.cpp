@@ -1,5 +1,6 @@
 #include "device/wait.h"
 
+#include "device/buffer_pool.h"
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
 #include "runtime/profile.h"
@@ -10,9 +11,13 @@ Status wait_event(cudaEvent_t event, ProgressHook& hook) {
   profile::StepTimer waiting(profile::Step::wait);
   for (;;) {
     bool done = false;
-    MCRP_TRY(query_event(event, &done));
-    if (done) return {};
-    MCRP_TRY(hook.poll());
+    Status status = query_event(event, &done);
+    if (status.ok() && done) return {};
+    if (status.ok()) status = hook.poll();
+    if (!status.ok()) {
+      note_abandoned_work();  // the work before the event may still use the caller's blocks
+      return status;
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "device/handles.h"
+#include "device/ordered_streams.h"
 #include "p2p/channel.h"
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_comm.h"
@@ -24,6 +25,12 @@ class GroupLaunch final : public QueuedLaunch {
       return false;
     }
     device::DeviceGuard guard(comm_.device);
+    // A receive writes the user's buffer: not before the application's earlier work on it.
+    const Status ordered = device::order_after_legacy_stream(comm_.device, comm_.stream.get());
+    if (!ordered.ok()) {
+      finish(ordered);
+      return false;
+    }
     const NcclApi& nccl = *nccl_api();
     ncclResult_t rc = ncclSuccess;
     {
@@ -87,7 +94,10 @@ class NcclChannel final : public Channel {
     *done = false;
     if (!current_) return {};
     if (!current_->launched()) {
-      advance_nccl_comms();
+      // Only this channel's communicator (its queue holds group launches alone, which never wait):
+      // the engine calls this holding its lock, and advancing every communicator could launch a
+      // queued collective whose packing waits, driving library progress into this engine again.
+      comm_->advance();
       if (!current_->launched()) return {};
     }
     MCRP_TRY(current_->status());

@@ -65,13 +65,12 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
 }
 
 Status DeviceView::finish(const BufferSide& side, cudaStream_t stream, device::ProgressHook& progress) {
-  if (!side.written || span_.bytes() == 0) return {};
+  if (!finishes(side)) return {};
   if (relocated_) {
     MCRP_TRY(device::copy_async(side.base + span_.lo, scratch_.data(), span_.bytes(), stream,
                                 "cudaMemcpyAsync (from the NCCL communicator's device)"));
     return device::wait_stream(stream, progress);
   }
-  if (!packed_) return {};
   const std::size_t packed_size = end();
   MCRP_TRY(device::copy_async(host_packed_.data(), scratch_.data(), packed_size, stream, "cudaMemcpyAsync (unpack)"));
   MCRP_TRY(device::wait_stream(stream, progress));

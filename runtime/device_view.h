@@ -35,7 +35,10 @@ class DeviceView {
   // side.base already was found to be (the router located it): no second driver query for it.
   Status prepare(const BufferSide& side, const TypeInfo& type, int device, cudaStream_t stream,
                  device::ProgressHook& progress, const device::PointerInfo* base_memory = nullptr);
-  // After the NCCL work on `stream`: unpacks or copies a written side back into the user's buffer.
+  // Whether finish has copies to make: a written side that was packed or relocated.
+  bool finishes(const BufferSide& side) const { return side.written && span_.bytes() > 0 && (relocated_ || packed_); }
+  // Once the work on the view's bytes has completed (or is earlier on `stream`): unpacks or copies a
+  // written side back into the user's buffer, on `stream`, and waits for it.
   Status finish(const BufferSide& side, cudaStream_t stream, device::ProgressHook& progress);
 
   std::size_t end() const;  // one past the last byte any block covers

@@ -11,6 +11,7 @@
 #include "runtime/nccl_api.h"
 #include "runtime/profile.h"
 #include "runtime/progress.h"
+#include "device/buffer_pool.h"
 #include "device/cuda_runtime.h"
 
 namespace mcrp {
@@ -155,7 +156,7 @@ void NcclComm::step_setup() {
     const ncclResult_t state = pending_state(handle);
     if (state == ncclSuccess) {
       device::DeviceGuard guard(device);
-      end_setup(device::create_ordered_stream(stream));
+      end_setup(device::create_library_stream(stream));
     } else if (state != ncclInProgress) {
       end_setup(nccl_failure("ncclCommInitRankConfig", state, handle));
     } else if (std::chrono::steady_clock::now() > deadline_) {
@@ -233,6 +234,7 @@ bool NcclComm::idle() {
 
 Status NcclComm::fail(const Status& why) {
   broken = true;
+  device::note_abandoned_work();  // its kernels may outlive the calls that fail now
   if (stopped_.exchange(true)) return why;
   bool ready = false;
   {

@@ -51,7 +51,7 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   const int device;
   int size = 0;
   int rank = 0;
-  device::Stream stream;  // ordered after the legacy default stream
+  device::Stream stream;  // non-blocking; each launch orders it after the legacy default stream
   std::atomic<bool> broken{false};  // set after a failure: the communicator is aborted, not finalized
 
   // After a failure (an NCCL error, MCRPMPI_NCCL_TIMEOUT): no further work is launched on this

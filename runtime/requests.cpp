@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/buffer_pool.h"
 #include "runtime/errors.h"
 #include "runtime/profile.h"
 #include "runtime/progress.h"
@@ -82,6 +83,7 @@ bool advance(Generalized* g) {
   bool done = false;
   const Status status = g->op->progress(&done);
   if (!status.ok()) {
+    device::note_abandoned_work();  // the op's device work may outlive it: its blocks are not reused
     g->error = raise_error(g->comm, g->call, 0, status);
     done = true;
   }

@@ -2,7 +2,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <thread>
 #include <cstdlib>
 #include <new>
 
@@ -26,12 +29,34 @@ void* DeviceMemory::allocate(std::size_t bytes) {
 
 void DeviceMemory::release(void* pointer) { require(cudaFree(pointer), "cudaFree"); }
 
+DeviceMemory::~DeviceMemory() { release_staging(); }
+
 void DeviceMemory::upload(void* to, const void* from, std::size_t bytes) {
-  if (bytes != 0) require(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  if (bytes == 0) return;
+  if (!late_uploads_) {
+    require(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+    return;
+  }
+  void* source = nullptr;
+  require(cudaMallocHost(&source, bytes), "cudaMallocHost");
+  std::memcpy(source, from, bytes);
+  staging_.push_back(source);
+  require(cudaLaunchHostFunc(cudaStreamLegacy, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
+                             nullptr),
+          "cudaLaunchHostFunc");
+  require(cudaMemcpyAsync(to, source, bytes, cudaMemcpyHostToDevice, cudaStreamLegacy), "cudaMemcpyAsync to device");
 }
 
 void DeviceMemory::download(void* to, const void* from, std::size_t bytes) {
   if (bytes != 0) require(cudaMemcpy(to, from, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+  release_staging();
+}
+
+void DeviceMemory::release_staging() {
+  if (staging_.empty()) return;
+  require(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+  for (void* source : staging_) require(cudaFreeHost(source), "cudaFreeHost");
+  staging_.clear();
 }
 
 bool select_cuda_device(MPI_Comm comm) {

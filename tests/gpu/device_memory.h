@@ -4,17 +4,31 @@
 #pragma once
 #include <mpi.h>
 
+#include <vector>
+
 #include "tests/mpi/memory_space.h"
 
 namespace mcrp_test {
 
+// With `late_uploads` an upload is issued on the legacy default stream behind a host function that
+// sleeps 2 ms, as a slow kernel of the application would be: the library must order its work after
+// it (`device-legacy` memory; the fake device's counterpart is `fake-device-legacy`). Downloads are
+// cudaMemcpy on that stream, which waits for it.
 class DeviceMemory final : public MemorySpace {
  public:
+  explicit DeviceMemory(bool late_uploads = false) : late_uploads_(late_uploads) {}
+  ~DeviceMemory() override;
   void* allocate(std::size_t bytes) override;
   void release(void* pointer) override;
   void upload(void* to, const void* from, std::size_t bytes) override;
   void download(void* to, const void* from, std::size_t bytes) override;
-  const char* name() const override { return "device"; }
+  const char* name() const override { return late_uploads_ ? "device-legacy" : "device"; }
+
+ private:
+  void release_staging();  // once the legacy stream has finished with them
+
+  bool late_uploads_;
+  std::vector<void*> staging_;  // pinned sources of late uploads still queued
 };
 
 // After MPI_Init: picks this rank's device (rank modulo device count) and returns true, or prints

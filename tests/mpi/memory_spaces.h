@@ -2,7 +2,11 @@
 //   host         ordinary host memory
 //   fake-device  the library's fake device memory (MCRPMPI_FAKE_DEVICE=1, device/fake_device.h):
 //                host memory the library treats as device memory, so CPU CI runs its device paths
+//   fake-device-legacy  the same, filled through the fake legacy default stream: an upload waits
+//                there until the library orders its work after that stream (or a download, or a
+//                free), so a path that forgets to is caught (device/fake_device.h)
 //   device       CUDA device memory of this rank's GPU
+//   device-legacy  the same, uploads issued late on the legacy default stream (tests/gpu/device_memory.h)
 #pragma once
 #include <mpi.h>
 
@@ -19,9 +23,11 @@ constexpr int kSkipExitCode = 77;  // ctest reports it as skipped
 // has then printed "SKIPPED: <why>" and the caller exits with kSkipExitCode after MPI_Finalize.
 std::unique_ptr<MemorySpace> make_memory_space(const std::string& name, MPI_Comm comm);
 
-// For the device-buffer programs (tests/gpu) that take a flag instead of `--space <name>`: `--host`
-// or `--fake-device` anywhere among the arguments, else CUDA device memory; then make_memory_space
-// on MPI_COMM_WORLD (null: skip). Both flags at once is a usage error: message and MPI_Abort.
+// For the device-buffer programs (tests/gpu) that take a flag instead of `--space <name>`: `--host`,
+// `--fake-device`, `--fake-device-legacy` or `--device-legacy` anywhere among the arguments, else
+// CUDA device memory;
+// then make_memory_space on MPI_COMM_WORLD (null: skip). Two flags at once is a usage error:
+// message and MPI_Abort.
 std::unique_ptr<MemorySpace> space_from_arguments(int argc, char** argv);
 
 }  // namespace mcrp_test

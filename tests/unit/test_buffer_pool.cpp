@@ -1,12 +1,17 @@
 // The staging buffer pool's bound (device/buffer_pool.h): idle blocks past the limit are freed (on
-// the background thread), reuse hands back cached blocks, the counts add up. Runs on the fake
-// device, so the same code paths as on a GPU except the CUDA calls themselves.
+// the background thread), reuse hands back cached blocks, the counts add up, and blocks that
+// abandoned device work may still use are never handed out again. Runs on the fake device, so the
+// same code paths as on a GPU except the CUDA calls themselves; the BufferPoolAsync cases need
+// MCRPMPI_FAKE_DEVICE=async (registered so in tests/unit/CMakeLists.txt) and skip otherwise.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <vector>
 
 #include "device/buffer_pool.h"
+#include "device/fake_device.h"
+#include "device/handles.h"
+#include "device/wait.h"
 
 namespace {
 
@@ -15,9 +20,10 @@ using mcrp::device::Buffer;
 using mcrp::device::BufferKind;
 using mcrp::device::pool_usage;
 
-// Set before anything reads them (both are read once per process).
+// Set before anything reads them (both are read once per process); an async fake device chosen by
+// the test's registration is kept.
 const bool g_environment = [] {
-  setenv("MCRPMPI_FAKE_DEVICE", "1", 1);
+  setenv("MCRPMPI_FAKE_DEVICE", "1", 0);
   setenv("MCRPMPI_PINNED_POOL_LIMIT", "4K", 1);
   setenv("MCRPMPI_DEVICE_POOL_LIMIT", "1M", 1);
   return true;
@@ -70,6 +76,46 @@ TEST(BufferPool, BlockLargerThanTheLimitIsNeverCached) {
   }
   EXPECT_EQ(settled_cached(BufferKind::device), 0u);
   EXPECT_EQ(pool_usage(BufferKind::device).in_use, 0u);
+}
+
+TEST(BufferPool, BlocksHandedOutBeforeAbandonedWorkAreNotReused) {
+  mcrp::device::release_cached_buffers();
+  {
+    Buffer pinned, device;
+    ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 1000, pinned).ok());
+    ASSERT_TRUE(acquire(BufferKind::device, 0, 1000, device).ok());
+    mcrp::device::note_abandoned_work();  // a failed call whose copies may still use them
+  }
+  EXPECT_EQ(settled_cached(BufferKind::pinned_host), 0u);
+  EXPECT_EQ(settled_cached(BufferKind::device), 0u);
+  EXPECT_EQ(pool_usage(BufferKind::device).freeing, 0u);
+  {
+    Buffer later;  // handed out after the failure: pooled as usual
+    ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 1000, later).ok());
+  }
+  EXPECT_EQ(settled_cached(BufferKind::pinned_host), 1024u);
+}
+
+// A wait that gives up on a copy still queued (here: its progress hook fails, as on a timeout or a
+// peer's error) must keep the copy's blocks from reuse: the copy runs later and would write into
+// whichever call had the block next.
+TEST(BufferPoolAsync, AFailedWaitKeepsItsCopysBlocksFromReuse) {
+  if (!mcrp::device::fake_device_async()) GTEST_SKIP() << "needs MCRPMPI_FAKE_DEVICE=async";
+  mcrp::device::release_cached_buffers();
+  struct FailingHook final : mcrp::device::ProgressHook {
+    mcrp::Status poll() override { return mcrp::Status(MPI_ERR_OTHER, "peer failed"); }
+  } failing;
+  {
+    Buffer image, source;
+    ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 1000, image).ok());
+    ASSERT_TRUE(acquire(BufferKind::device, 0, 1000, source).ok());
+    mcrp::device::Stream stream;
+    ASSERT_TRUE(mcrp::device::create_library_stream(stream).ok());
+    ASSERT_TRUE(mcrp::device::copy_async(image.data(), source.data(), 1000, stream.get(), "test copy").ok());
+    EXPECT_FALSE(mcrp::device::wait_stream(stream.get(), failing).ok());
+  }
+  EXPECT_EQ(settled_cached(BufferKind::pinned_host), 0u);
+  EXPECT_EQ(settled_cached(BufferKind::device), 0u);
 }
 
 TEST(BufferPool, ZeroBytesIsANullBuffer) {

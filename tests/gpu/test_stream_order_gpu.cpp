@@ -1,0 +1,130 @@
+// The application's own work on the legacy default stream (CuPy's and PyTorch's default) must not
+// wait for the library's NCCL work, which waits for peers: two legal programs that hang if it does.
+//   default_stream_copy: rank 0 starts MPI_Iallreduce, makes a cudaMemcpy on the default stream,
+//     then sends rank 1 a host message that rank 1 receives before starting its own MPI_Iallreduce.
+//     Were the communicator's stream blocking, rank 0's cudaMemcpy would wait for the NCCL kernel,
+//     i.e. for rank 1, which waits for rank 0's message.
+//   finishing_copies: rank 0 starts MPI_Iallgather A (strided receive type, so A's result is
+//     unpacked once it is complete) and then B, waits for A and sends rank 1 a host message; rank 1
+//     waits for A, receives, and only then starts B. Were A's unpacking queued on the communicator's
+//     stream, behind B's kernel, rank 0's MPI_Wait(A) would wait for rank 1.
+// Each is a hang, caught by the test's timeout; the results are checked too. Run with the NCCL path
+// forced (MCRPMPI_ALLREDUCE=nccl MCRPMPI_ALLGATHER=nccl); 2 ranks or more, other ranks join the
+// collectives only. Exits 77 without a CUDA device. With --fake-device (and the fake NCCL) it
+// checks its own logic and references on CPU, where nothing can hang this way. (The library's
+// ordering after earlier default-stream work is checked by the suites on `device-legacy` memory.)
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/mpi/check.h"
+#include "tests/mpi/memory_spaces.h"
+
+namespace {
+
+using mcrp_test::Checker;
+using mcrp_test::MemorySpace;
+using mcrp_test::SpaceBuffer;
+
+constexpr int kCount = 1024;
+constexpr int kGoAhead = 7;  // the host message's tag
+
+void require(cudaError_t rc, const char* what) {
+  if (rc == cudaSuccess) return;
+  std::fprintf(stderr, "%s failed: %s\n", what, cudaGetErrorString(rc));
+  MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+// Rank 0 tells rank 1 to go on; rank 1 waits for it. Other ranks do nothing.
+void hand_over(int rank) {
+  int token = 1;
+  if (rank == 0) MPI_Send(&token, 1, MPI_INT, 1, kGoAhead, MPI_COMM_WORLD);
+  if (rank == 1) MPI_Recv(&token, 1, MPI_INT, 0, kGoAhead, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+void default_stream_copy(Checker& checker, MemorySpace& space, int rank, int size) {
+  SpaceBuffer<int> send(space, std::vector<int>(kCount, rank + 1));
+  SpaceBuffer<int> recv(space, std::vector<int>(kCount, -1));
+  SpaceBuffer<int> other(space, std::vector<int>(1, 42));
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (rank != 1) MPI_Iallreduce(send.data(), recv.data(), kCount, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &request);
+  if (rank == 0) {
+    int copied = 0;
+    if (std::string(space.name()) == "device") {
+      require(cudaMemcpy(&copied, other.data(), sizeof copied, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    } else {
+      copied = other.download()[0];  // --fake-device: the test's own logic only
+    }
+    checker.check(copied == 42, "default_stream_copy: the application's own copy");
+  }
+  hand_over(rank);
+  if (rank == 1) MPI_Iallreduce(send.data(), recv.data(), kCount, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &request);
+  const int rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+  const std::vector<int> want(kCount, size * (size + 1) / 2);
+  const std::vector<int> got = recv.download();
+  checker.expect_equal("default_stream_copy: MPI_Iallreduce", rc, got.data(), want.data(), want.size());
+}
+
+void finishing_copies(Checker& checker, MemorySpace& space, int rank, int size) {
+  // A's receive type: every other int, so the library packs A's result and unpacks it at completion.
+  MPI_Datatype every_other = MPI_DATATYPE_NULL;
+  MPI_Type_vector(kCount, 1, 2, MPI_INT, &every_other);
+  MPI_Datatype strided = MPI_DATATYPE_NULL;
+  MPI_Type_create_resized(every_other, 0, static_cast<MPI_Aint>(2 * kCount * sizeof(int)), &strided);
+  MPI_Type_commit(&strided);
+  MPI_Type_free(&every_other);
+  const std::size_t strided_ints = static_cast<std::size_t>(2 * kCount * size);
+  SpaceBuffer<int> send(space, std::vector<int>(kCount, rank + 1));
+  SpaceBuffer<int> recv_a(space, std::vector<int>(strided_ints, -1));
+  SpaceBuffer<int> recv_b(space, std::vector<int>(static_cast<std::size_t>(kCount * size), -1));
+  MPI_Request a = MPI_REQUEST_NULL;
+  MPI_Request b = MPI_REQUEST_NULL;
+  MPI_Iallgather(send.data(), kCount, MPI_INT, recv_a.data(), 1, strided, MPI_COMM_WORLD, &a);
+  if (rank != 1) MPI_Iallgather(send.data(), kCount, MPI_INT, recv_b.data(), kCount, MPI_INT, MPI_COMM_WORLD, &b);
+  const int rc_a = MPI_Wait(&a, MPI_STATUS_IGNORE);
+  hand_over(rank);
+  if (rank == 1) MPI_Iallgather(send.data(), kCount, MPI_INT, recv_b.data(), kCount, MPI_INT, MPI_COMM_WORLD, &b);
+  const int rc_b = MPI_Wait(&b, MPI_STATUS_IGNORE);
+  std::vector<int> want_a(strided_ints, -1);
+  std::vector<int> want_b;
+  for (int r = 0; r < size; ++r) {
+    for (int i = 0; i < kCount; ++i) want_a[static_cast<std::size_t>(2 * kCount * r + 2 * i)] = r + 1;
+    want_b.insert(want_b.end(), kCount, r + 1);
+  }
+  const std::vector<int> got_a = recv_a.download();
+  const std::vector<int> got_b = recv_b.download();
+  checker.expect_equal("finishing_copies: MPI_Iallgather A (strided)", rc_a, got_a.data(), want_a.data(), want_a.size());
+  checker.expect_equal("finishing_copies: MPI_Iallgather B", rc_b, got_b.data(), want_b.data(), want_b.size());
+  MPI_Type_free(&strided);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::unique_ptr<MemorySpace> space = mcrp_test::space_from_arguments(argc, argv);
+  if (space == nullptr || size < 2) {
+    if (space != nullptr && rank == 0) std::printf("SKIPPED: needs 2 ranks or more\n");
+    MPI_Finalize();
+    return mcrp_test::kSkipExitCode;
+  }
+  Checker checker;
+  {
+    // The NCCL communicator is set up first, so that the calls below launch at once.
+    SpaceBuffer<int> warm(*space, std::vector<int>(1, 1));
+    MPI_Allreduce(MPI_IN_PLACE, warm.data(), 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  }
+  default_stream_copy(checker, *space, rank, size);
+  finishing_copies(checker, *space, rank, size);
+  const int rc = checker.finish(MPI_COMM_WORLD, "test_stream_order_gpu");
+  MPI_Finalize();
+  return rc;
+}
