@@ -3,7 +3,8 @@
 # into $MCRPMPI_SANITIZE_BUILD_DIR (default build-sanitize/) and runs them: the unit tests and the
 # multi-rank programs that drive the library's own code on CPU -- the fake-device staged and
 # pipelined paths, the device-only point-to-point protocol (its base-MPI channel's chunked staging
-# too), bad input, VERIFY agreement and memory checks, ignored
+# too), the fake device's asynchronous copies and legacy-stream uploads (queued copies that outlive
+# a buffer would be reads or writes after free here), bad input, VERIFY agreement and memory checks, ignored
 # arguments, eight threads a rank, a Sessions-only program and an idle member of a device-only
 # communicator. Any sanitizer report fails the run. scripts/test.sh runs it
 # after the main suite (MCRPMPI_SANITIZER_TESTS=0 skips it). Left out: Python tests (the interpreter
@@ -17,7 +18,7 @@ build=${MCRPMPI_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 targets="mcrpmpi mcrpmpi_unit_tests mcrpmpi_pool_tests mcrpmpi_memory_check_tests test_p2p_linked test_staged_pipeline test_thread_stress
          test_ignored_arguments_linked test_verify_agreement test_bad_input_linked
          mcrpmpi_fake_nccl mcrpmpi_gpu_collectives test_stuck_peer test_sessions test_p2p_idle_member"
-tests='^mpi\.(p2p\.asserted\.np[23]|p2p\.asserted\.small_chunks\.np3|p2p\.fake_device\.np[23]|staged_pipeline\.fake_device\.np[23]|thread_stress\.fake-device\.np2|ignored_arguments\.fake_device\.np[23]|verify_agreement\.fake_device\.np3|bad_input\.fake_device\.np[23]|sessions\.fake_device\.np2|fake_nccl\.(collectives\.np3|p2p_asserted\.np2|thread_stress\.np2|stuck_peer\.np2|sessions\.np2|p2p_idle_member\.np3))$'
+tests='^mpi\.(p2p\.asserted\.np[23]|p2p\.asserted\.small_chunks\.np3|p2p\.fake_device\.np[23]|staged_pipeline\.fake_device\.np[23]|thread_stress\.fake-device\.np2|ignored_arguments\.fake_device\.np[23]|verify_agreement\.fake_device\.np3|bad_input\.fake_device\.np[23]|sessions\.fake_device\.np2|fake_nccl\.(collectives\.np3|p2p_asserted\.np2|thread_stress\.np2|stuck_peer\.np2|sessions\.np2|p2p_idle_member\.np3)|async_device\.(p2p_asserted\.small_chunks\.np3|collectives\.nccl\.np2)|stream_order\.p2p\.async\.np3)$'
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCRPMPI_SANITIZE=address,undefined >/dev/null
 # shellcheck disable=SC2086
 cmake --build "$build" -j "$(nproc)" --target $targets
@@ -28,6 +29,7 @@ export ASAN_OPTIONS="halt_on_error=1:detect_leaks=0:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"
 "$build/tests/unit/mcrpmpi_unit_tests" --gtest_brief=1
 "$build/tests/unit/mcrpmpi_pool_tests" --gtest_brief=1
+MCRPMPI_FAKE_DEVICE=async "$build/tests/unit/mcrpmpi_pool_tests" --gtest_brief=1 --gtest_filter='BufferPoolAsync.*'
 "$build/tests/unit/mcrpmpi_memory_check_tests" --gtest_brief=1
 cd "$build"
 ctest --output-on-failure -j "$(nproc)" --timeout 600 -R "$tests" "$@"
