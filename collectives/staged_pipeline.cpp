@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collectives/pipeline_shape.h"
+#include "device/buffer_pool.h"
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
 #include "device/ordered_streams.h"
@@ -264,14 +265,19 @@ PipelinedCallPtr plan_pipelined(const Prepared& prepared) {
 }
 
 Status run_pipelined(PipelinedCallPtr call) {
-  MpiProgress mpi;
-  MCRP_TRY(call->start(mpi));
-  for (;;) {
-    bool done = false;
-    MCRP_TRY(call->progress(&done));
-    if (done) return {};
-    MCRP_TRY(mpi.poll());
-  }
+  auto run = [&call]() -> Status {
+    MpiProgress mpi;
+    MCRP_TRY(call->start(mpi));
+    for (;;) {
+      bool done = false;
+      MCRP_TRY(call->progress(&done));
+      if (done) return {};
+      MCRP_TRY(mpi.poll());
+    }
+  };
+  const Status status = run();
+  if (!status.ok()) device::note_abandoned_work();  // chunk copies of the failed call may still be queued
+  return status;
 }
 
 Status start_pipelined(PipelinedCallPtr call, MPI_Request* request) {

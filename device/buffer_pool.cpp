@@ -2,10 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <atomic>
-#include <map>
 #include <mutex>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -22,13 +21,24 @@
 namespace mcrp::device {
 namespace {
 
-// Free blocks keyed by (kind, device, capacity); capacity is a power of two.
-using PoolKey = std::tuple<BufferKind, int, std::size_t>;
+// Idle blocks of one kind and device, by capacity: shelf k holds blocks of 2^k bytes. Capacities
+// are powers of two, so finding a block is two indexings instead of a search (a staged call takes
+// and returns two blocks, issue 15's per-call cost).
+using Shelves = std::array<std::vector<char*>, 64>;
 
 struct Pool {
   std::mutex mutex;
-  std::map<PoolKey, std::vector<char*>> free_blocks;
-  PoolUsage usage[2];  // by BufferKind
+  Shelves pinned;                      // pinned host blocks (no device)
+  std::vector<Shelves> device_blocks;  // by device ordinal + 1 (-1: the device current then), grown on demand
+  PoolUsage usage[2];                  // by BufferKind
+
+  std::vector<char*>& shelf(BufferKind kind, int device, std::size_t capacity) {
+    const auto k = static_cast<std::size_t>(__builtin_ctzll(capacity));
+    if (kind == BufferKind::pinned_host) return pinned[k];
+    const auto slot = static_cast<std::size_t>(device < 0 ? 0 : device + 1);
+    if (slot >= device_blocks.size()) device_blocks.resize(slot + 1);
+    return device_blocks[slot][k];
+  }
 };
 
 // A pool limit from the environment (env/byte_count.h syntax); a bad value is reported and the
@@ -133,7 +143,7 @@ void Buffer::release() {
     keep = reusable && usage.cached + capacity_ <= usage.limit;
     if (keep) {
       usage.cached += capacity_;
-      p.free_blocks[{kind_, device_, capacity_}].push_back(data_);
+      p.shelf(kind_, device_, capacity_).push_back(data_);
     } else {
       usage.freeing += capacity_;
     }
@@ -153,7 +163,7 @@ Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out) {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
     PoolUsage& usage = usage_of(p, kind);
-    auto& blocks = p.free_blocks[{kind, device, capacity}];
+    std::vector<char*>& blocks = p.shelf(kind, device, capacity);
     if (!blocks.empty()) {
       block = blocks.back();
       blocks.pop_back();
@@ -185,10 +195,16 @@ void release_cached_buffers() {
   wait_for_frees();
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mutex);
-  for (auto& [key, blocks] : p.free_blocks) {
-    for (char* block : blocks) free_block(std::get<0>(key), std::get<1>(key), block);
+  auto empty = [](Shelves& shelves, BufferKind kind, int device) {
+    for (std::vector<char*>& blocks : shelves) {
+      for (char* block : blocks) free_block(kind, device, block);
+      blocks.clear();
+    }
+  };
+  empty(p.pinned, BufferKind::pinned_host, -1);
+  for (std::size_t slot = 0; slot < p.device_blocks.size(); ++slot) {
+    empty(p.device_blocks[slot], BufferKind::device, static_cast<int>(slot) - 1);
   }
-  p.free_blocks.clear();
   for (PoolUsage& usage : p.usage) usage.cached = 0;
 }
 

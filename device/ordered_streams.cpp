@@ -12,7 +12,7 @@ namespace mcrp::device {
 
 namespace {
 
-enum class Direction { out, back };
+enum class Direction { out, back, finish };
 
 Status library_stream(int device, Direction direction, cudaStream_t* stream) {
   static std::mutex mutex;
@@ -54,6 +54,6 @@ Status copy_back_stream(int device, cudaStream_t* stream) {
   return ordered_library_stream(device, Direction::back, stream);
 }
 
-Status finishing_stream(int device, cudaStream_t* stream) { return library_stream(device, Direction::back, stream); }
+Status finishing_stream(int device, cudaStream_t* stream) { return library_stream(device, Direction::finish, stream); }
 
 }  // namespace mcrp::device

@@ -1,4 +1,4 @@
-// The library's copy streams (one pair per device, for copies not tied to an NCCL communicator:
+// The library's copy streams (three per device, for copies not tied to an NCCL communicator:
 // staging, one-rank copies, point-to-point) and how any library stream is ordered after the
 // application's work. Library streams are non-blocking (device/handles.h), so the application's
 // later default-stream work never waits for them; the application's earlier work is waited for
@@ -22,9 +22,9 @@ Status copy_stream(int device, cudaStream_t* stream);
 // A second such stream, for copies back to the device that should overlap with copies on
 // copy_stream (a GPU copies both directions at once); the pipelined staged path uses it.
 Status copy_back_stream(int device, cudaStream_t* stream);
-// copy_back_stream without the ordering, for a call's finishing copies whose inputs the host has
-// already seen complete (a nonblocking collective's unpacking): on the NCCL communicator's stream
-// they would wait for later NCCL work issued meanwhile, and ordering them again would wait for the
+// A third stream of `device`, never ordered, for a call's finishing copies whose inputs the host
+// has already seen complete (a nonblocking collective's unpacking): on the NCCL communicator's
+// stream they would wait for later NCCL work issued meanwhile, and on an ordered stream for the
 // application's later work.
 Status finishing_stream(int device, cudaStream_t* stream);
 

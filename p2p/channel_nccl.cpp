@@ -101,8 +101,12 @@ class NcclChannel final : public Channel {
       if (!current_->launched()) return {};
     }
     MCRP_TRY(current_->status());
-    MCRP_TRY(device::query_event(current_->event(), done));
-    if (!*done) return nccl_async_error(comm_->handle);
+    // A failure leaves NCCL's state unknown and the group's kernels perhaps running: stopped, as
+    // the collectives' failures stop theirs.
+    Status state = device::query_event(current_->event(), done);
+    if (state.ok() && !*done) state = nccl_async_error(comm_->handle);
+    if (!state.ok()) return comm_->fail(state);
+    if (!*done) return {};
     current_.reset();
     return {};
   }

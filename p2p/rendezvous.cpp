@@ -435,6 +435,7 @@ Status wait_op(AsyncOp& op, MPI_Status* status) {
     bool done = false;
     const Status result = op.progress(&done);
     if (done || !result.ok()) {
+      if (!result.ok()) device::note_abandoned_work();  // its copies may still be queued
       if (status != MPI_STATUS_IGNORE) op.fill_status(status);
       return result;
     }

@@ -4,6 +4,7 @@
 
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
+#include "device/ordered_streams.h"
 #include "runtime/packing.h"
 
 namespace mcrp {
@@ -39,14 +40,17 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
     }
   }
   span_ = span_of(side, type);
+  const device::PointerInfo where =
+      base_memory != nullptr && span_.lo == 0 ? *base_memory : device::locate(side.base + span_.lo);
+  const bool elsewhere_on_device = where.kind == device::MemoryKind::device && where.device != device;
   if (!packed_) {
     data = side.base;
-    const device::PointerInfo where =
-        base_memory != nullptr && span_.lo == 0 ? *base_memory : device::locate(side.base + span_.lo);
     relocated_ = device >= 0 && span_.bytes() > 0 && (where.kind != device::MemoryKind::device || where.device != device);
     if (!relocated_) return {};
     MCRP_TRY(device::acquire(device::BufferKind::device, device, span_.bytes(), scratch_));
     data = scratch_.data() - span_.lo;  // block offsets stay relative to the user's base
+    // `stream` waits for its own device's default stream; the buffer's GPU may have earlier work too.
+    if (elsewhere_on_device && device >= 0) MCRP_TRY(device::order_after_legacy_stream(where.device, stream));
     if (!side.read && covers_span(side, type, span_)) return {};
     return device::copy_async(scratch_.data(), side.base + span_.lo, span_.bytes(), stream,
                               "cudaMemcpyAsync (to the NCCL communicator's device)");
@@ -57,8 +61,18 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
   MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, packed_offset, host_packed_));
   data = scratch_.data();
   if (span_.bytes() == 0) return {};
-  MCRP_TRY(device::copy_async(host_span_.data(), side.base + span_.lo, span_.bytes(), stream, "cudaMemcpyAsync (pack)"));
-  MCRP_TRY(device::wait_stream(stream, progress));
+  {
+    // The image comes off on a copy stream of the buffer's device, not on `stream`: on an NCCL
+    // communicator's stream this wait would also wait for the NCCL work launched before, which
+    // needs the peers, and a nonblocking call must return without them.
+    const int image_device = where.kind == device::MemoryKind::device ? where.device : std::max(device, 0);
+    device::DeviceGuard on_device(image_device);  // the wait's event belongs to the stream's device
+    cudaStream_t image_stream = nullptr;
+    MCRP_TRY(device::copy_stream(image_device, &image_stream));
+    MCRP_TRY(device::copy_async(host_span_.data(), side.base + span_.lo, span_.bytes(), image_stream,
+                                "cudaMemcpyAsync (pack)"));
+    MCRP_TRY(device::wait_stream(image_stream, progress));
+  }
   if (!side.read) return {};  // an output-only side needs the image (for its holes), not packed input
   MCRP_TRY(pack_blocks(side, host_span_.data() - span_.lo, host_packed_.data(), packed_offset, false));
   return device::copy_async(scratch_.data(), host_packed_.data(), packed_offset, stream, "cudaMemcpyAsync (pack)");

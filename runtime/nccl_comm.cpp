@@ -202,6 +202,11 @@ bool NcclComm::advance() {
         }
         enqueued = enqueuing_;
         enqueuing_ = nullptr;
+        // The launch turn stays taken until enqueued() has put its last stream work (the event
+        // that completes it) behind the NCCL work: launched earlier, the next call's kernel would
+        // come first on the stream and this call would complete only after it, that is after peers
+        // that may be waiting for this one.
+        launching_ = true;
       }
     }
   }
@@ -209,6 +214,8 @@ bool NcclComm::advance() {
     // Marked broken above, under the lock, so nothing launches behind it; stopped here, without it.
     if (!enqueue_result.ok()) fail(enqueue_result);
     enqueued->enqueued(enqueue_result);
+    std::lock_guard<std::mutex> lock(mutex_);
+    launching_ = false;
   }
   launch_queued();
   return idle();

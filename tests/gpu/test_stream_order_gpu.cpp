@@ -8,8 +8,12 @@
 //     unpacked once it is complete) and then B, waits for A and sends rank 1 a host message; rank 1
 //     waits for A, receives, and only then starts B. Were A's unpacking queued on the communicator's
 //     stream, behind B's kernel, rank 0's MPI_Wait(A) would wait for rank 1.
+//   packing_behind_earlier_work: rank 0 starts MPI_Iallreduce A, then MPI_Ialltoall B with a
+//     strided send type (packed through host memory when it starts), then sends rank 1 a host
+//     message that rank 1 receives before starting A. Were B's packing copy made and waited for on
+//     the communicator's stream, behind A's kernel, rank 0 would wait inside MPI_Ialltoall for rank 1.
 // Each is a hang, caught by the test's timeout; the results are checked too. Run with the NCCL path
-// forced (MCRPMPI_ALLREDUCE=nccl MCRPMPI_ALLGATHER=nccl); 2 ranks or more, other ranks join the
+// forced (MCRPMPI_ALLREDUCE=nccl MCRPMPI_ALLGATHER=nccl MCRPMPI_ALLTOALL=nccl); 2 ranks or more, other ranks join the
 // collectives only. Exits 77 without a CUDA device. With --fake-device (and the fake NCCL) it
 // checks its own logic and references on CPU, where nothing can hang this way. (The library's
 // ordering after earlier default-stream work is checked by the suites on `device-legacy` memory.)
@@ -69,14 +73,20 @@ void default_stream_copy(Checker& checker, MemorySpace& space, int rank, int siz
   checker.expect_equal("default_stream_copy: MPI_Iallreduce", rc, got.data(), want.data(), want.size());
 }
 
-void finishing_copies(Checker& checker, MemorySpace& space, int rank, int size) {
-  // A's receive type: every other int, so the library packs A's result and unpacks it at completion.
-  MPI_Datatype every_other = MPI_DATATYPE_NULL;
-  MPI_Type_vector(kCount, 1, 2, MPI_INT, &every_other);
+// kCount ints, every other one, extent 2 * kCount ints: the library packs it through host memory.
+MPI_Datatype every_other_int() {
+  MPI_Datatype vector = MPI_DATATYPE_NULL;
+  MPI_Type_vector(kCount, 1, 2, MPI_INT, &vector);
   MPI_Datatype strided = MPI_DATATYPE_NULL;
-  MPI_Type_create_resized(every_other, 0, static_cast<MPI_Aint>(2 * kCount * sizeof(int)), &strided);
+  MPI_Type_create_resized(vector, 0, static_cast<MPI_Aint>(2 * kCount * sizeof(int)), &strided);
   MPI_Type_commit(&strided);
-  MPI_Type_free(&every_other);
+  MPI_Type_free(&vector);
+  return strided;
+}
+
+void finishing_copies(Checker& checker, MemorySpace& space, int rank, int size) {
+  // A's receive type is strided, so the library unpacks A's result at completion.
+  MPI_Datatype strided = every_other_int();
   const std::size_t strided_ints = static_cast<std::size_t>(2 * kCount * size);
   SpaceBuffer<int> send(space, std::vector<int>(kCount, rank + 1));
   SpaceBuffer<int> recv_a(space, std::vector<int>(strided_ints, -1));
@@ -102,6 +112,36 @@ void finishing_copies(Checker& checker, MemorySpace& space, int rank, int size) 
   MPI_Type_free(&strided);
 }
 
+void packing_behind_earlier_work(Checker& checker, MemorySpace& space, int rank, int size) {
+  MPI_Datatype strided = every_other_int();
+  std::vector<int> send_b(static_cast<std::size_t>(2 * kCount * size), -1);
+  for (int d = 0; d < size; ++d) {
+    for (int i = 0; i < kCount; ++i) send_b[static_cast<std::size_t>(2 * kCount * d + 2 * i)] = 100 * (rank + 1) + d;
+  }
+  SpaceBuffer<int> send_a(space, std::vector<int>(kCount, rank + 1));
+  SpaceBuffer<int> recv_a(space, std::vector<int>(kCount, -1));
+  SpaceBuffer<int> send(space, send_b);
+  SpaceBuffer<int> recv(space, std::vector<int>(static_cast<std::size_t>(kCount * size), -1));
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  auto start_both = [&] {
+    MPI_Iallreduce(send_a.data(), recv_a.data(), kCount, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
+    MPI_Ialltoall(send.data(), 1, strided, recv.data(), kCount, MPI_INT, MPI_COMM_WORLD, &requests[1]);
+  };
+  if (rank != 1) start_both();
+  hand_over(rank);
+  if (rank == 1) start_both();
+  const int rc = MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+  const std::vector<int> want_a(kCount, size * (size + 1) / 2);
+  std::vector<int> want_b;
+  for (int s = 0; s < size; ++s) want_b.insert(want_b.end(), kCount, 100 * (s + 1) + rank);
+  const std::vector<int> got_a = recv_a.download();
+  const std::vector<int> got_b = recv.download();
+  checker.expect_equal("packing_behind_earlier_work: MPI_Iallreduce A", rc, got_a.data(), want_a.data(), want_a.size());
+  checker.expect_equal("packing_behind_earlier_work: MPI_Ialltoall B (strided)", rc, got_b.data(), want_b.data(),
+                       want_b.size());
+  MPI_Type_free(&strided);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,6 +164,7 @@ int main(int argc, char** argv) {
   }
   default_stream_copy(checker, *space, rank, size);
   finishing_copies(checker, *space, rank, size);
+  packing_behind_earlier_work(checker, *space, rank, size);
   const int rc = checker.finish(MPI_COMM_WORLD, "test_stream_order_gpu");
   MPI_Finalize();
   return rc;
