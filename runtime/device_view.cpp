@@ -42,15 +42,14 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
   span_ = span_of(side, type);
   const device::PointerInfo where =
       base_memory != nullptr && span_.lo == 0 ? *base_memory : device::locate(side.base + span_.lo);
-  const bool elsewhere_on_device = where.kind == device::MemoryKind::device && where.device != device;
   if (!packed_) {
     data = side.base;
     relocated_ = device >= 0 && span_.bytes() > 0 && (where.kind != device::MemoryKind::device || where.device != device);
     if (!relocated_) return {};
     MCRP_TRY(device::acquire(device::BufferKind::device, device, span_.bytes(), scratch_));
     data = scratch_.data() - span_.lo;  // block offsets stay relative to the user's base
-    // `stream` waits for its own device's default stream; the buffer's GPU may have earlier work too.
-    if (elsewhere_on_device && device >= 0) MCRP_TRY(device::order_after_legacy_stream(where.device, stream));
+    // `stream` waits for its own device's default stream; a buffer on another GPU has that GPU's too.
+    if (where.kind == device::MemoryKind::device) MCRP_TRY(device::order_after_legacy_stream(where.device, stream));
     if (!side.read && covers_span(side, type, span_)) return {};
     return device::copy_async(scratch_.data(), side.base + span_.lo, span_.bytes(), stream,
                               "cudaMemcpyAsync (to the NCCL communicator's device)");

@@ -10,52 +10,47 @@
 #include <new>
 
 namespace mcrp_test {
-namespace {
-
-// A failed CUDA call in a test harness is a broken machine, not a library result: stop loudly.
-void require(cudaError_t rc, const char* what) {
+void require_cuda(cudaError_t rc, const char* what) {
   if (rc == cudaSuccess) return;
   std::fprintf(stderr, "%s failed: %s\n", what, cudaGetErrorString(rc));
   MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-}  // namespace
-
 void* DeviceMemory::allocate(std::size_t bytes) {
   void* pointer = nullptr;
-  require(cudaMalloc(&pointer, bytes == 0 ? 1 : bytes), "cudaMalloc");
+  require_cuda(cudaMalloc(&pointer, bytes == 0 ? 1 : bytes), "cudaMalloc");
   return pointer;
 }
 
-void DeviceMemory::release(void* pointer) { require(cudaFree(pointer), "cudaFree"); }
+void DeviceMemory::release(void* pointer) { require_cuda(cudaFree(pointer), "cudaFree"); }
 
 DeviceMemory::~DeviceMemory() { release_staging(); }
 
 void DeviceMemory::upload(void* to, const void* from, std::size_t bytes) {
   if (bytes == 0) return;
   if (!late_uploads_) {
-    require(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+    require_cuda(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
     return;
   }
   void* source = nullptr;
-  require(cudaMallocHost(&source, bytes), "cudaMallocHost");
+  require_cuda(cudaMallocHost(&source, bytes), "cudaMallocHost");
   std::memcpy(source, from, bytes);
   staging_.push_back(source);
-  require(cudaLaunchHostFunc(cudaStreamLegacy, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
+  require_cuda(cudaLaunchHostFunc(cudaStreamLegacy, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
                              nullptr),
           "cudaLaunchHostFunc");
-  require(cudaMemcpyAsync(to, source, bytes, cudaMemcpyHostToDevice, cudaStreamLegacy), "cudaMemcpyAsync to device");
+  require_cuda(cudaMemcpyAsync(to, source, bytes, cudaMemcpyHostToDevice, cudaStreamLegacy), "cudaMemcpyAsync to device");
 }
 
 void DeviceMemory::download(void* to, const void* from, std::size_t bytes) {
-  if (bytes != 0) require(cudaMemcpy(to, from, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+  if (bytes != 0) require_cuda(cudaMemcpy(to, from, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
   release_staging();
 }
 
 void DeviceMemory::release_staging() {
   if (staging_.empty()) return;
-  require(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
-  for (void* source : staging_) require(cudaFreeHost(source), "cudaFreeHost");
+  require_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+  for (void* source : staging_) require_cuda(cudaFreeHost(source), "cudaFreeHost");
   staging_.clear();
 }
 
@@ -74,7 +69,7 @@ bool select_cuda_device(MPI_Comm comm) {
     }
     return false;
   }
-  require(cudaSetDevice(rank % devices), "cudaSetDevice");
+  require_cuda(cudaSetDevice(rank % devices), "cudaSetDevice");
   return true;
 }
 

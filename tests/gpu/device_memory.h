@@ -2,6 +2,7 @@
 // skip: no usable CUDA device means exit code 77 with the reason printed. Programs choose it by name
 // through tests/mpi/memory_spaces.h, which also offers the fake device for CPU CI.
 #pragma once
+#include <cuda_runtime_api.h>
 #include <mpi.h>
 
 #include <vector>
@@ -35,5 +36,9 @@ class DeviceMemory final : public MemorySpace {
 // why there is none (on rank 0 of `comm`) and returns false; then the caller finalizes and exits
 // with kSkipExitCode (tests/mpi/memory_spaces.h). Every rank decides alike.
 bool select_cuda_device(MPI_Comm comm);
+
+// A failed CUDA call in a test harness is a broken machine, not a library result: prints which call
+// failed and why, and aborts the job.
+void require_cuda(cudaError_t rc, const char* what);
 
 }  // namespace mcrp_test

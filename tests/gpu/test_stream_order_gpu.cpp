@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/gpu/device_memory.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/memory_spaces.h"
 
@@ -36,12 +37,6 @@ using mcrp_test::SpaceBuffer;
 
 constexpr int kCount = 1024;
 constexpr int kGoAhead = 7;  // the host message's tag
-
-void require(cudaError_t rc, const char* what) {
-  if (rc == cudaSuccess) return;
-  std::fprintf(stderr, "%s failed: %s\n", what, cudaGetErrorString(rc));
-  MPI_Abort(MPI_COMM_WORLD, 2);
-}
 
 // Rank 0 tells rank 1 to go on; rank 1 waits for it. Other ranks do nothing.
 void hand_over(int rank) {
@@ -59,7 +54,7 @@ void default_stream_copy(Checker& checker, MemorySpace& space, int rank, int siz
   if (rank == 0) {
     int copied = 0;
     if (std::string(space.name()) == "device") {
-      require(cudaMemcpy(&copied, other.data(), sizeof copied, cudaMemcpyDeviceToHost), "cudaMemcpy");
+      mcrp_test::require_cuda(cudaMemcpy(&copied, other.data(), sizeof copied, cudaMemcpyDeviceToHost), "cudaMemcpy");
     } else {
       copied = other.download()[0];  // --fake-device: the test's own logic only
     }
