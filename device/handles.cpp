@@ -163,4 +163,9 @@ Status query_event(cudaEvent_t event, bool* done) {
   return {};
 }
 
+bool stream_busy(cudaStream_t stream) {
+  if (fake_device() || stream == nullptr) return false;
+  return cudaStreamQuery(stream) == cudaErrorNotReady;
+}
+
 }  // namespace mcrp::device

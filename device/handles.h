@@ -64,6 +64,9 @@ void copy_rows_now(void* to, std::size_t to_pitch, const void* from, std::size_t
                    std::size_t rows);
 Status record_event(cudaStream_t stream, Event& event);
 Status query_event(cudaEvent_t event, bool* done);
+// Whether work is still running on `stream` (false too when CUDA reports an error there: that work
+// is not coming to an end anyone waits for). The fake device's streams are never busy.
+bool stream_busy(cudaStream_t stream);
 
 // Makes `device` current for the scope and restores the previous one.
 class DeviceGuard {

@@ -8,6 +8,7 @@
 #include "collectives/shutdown.h"
 #include "p2p/assertion.h"
 #include "runtime/lifecycle.h"
+#include "runtime/nccl_teardown.h"
 #include "runtime/self_comm.h"
 
 namespace {
@@ -50,6 +51,7 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* sess
 }
 
 int MPI_Session_finalize(MPI_Session* session) {
+  mcrp::tear_down_retired_when_quiet();  // released NCCL communicators, if nothing is in flight
   if (session != nullptr && *session != MPI_SESSION_NULL) mcrp::session_closing();
   return PMPI_Session_finalize(session);
 }

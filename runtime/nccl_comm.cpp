@@ -9,6 +9,7 @@
 #include "runtime/comm_attribute.h"
 #include "runtime/config.h"
 #include "runtime/nccl_api.h"
+#include "runtime/nccl_teardown.h"
 #include "runtime/profile.h"
 #include "runtime/progress.h"
 #include "device/buffer_pool.h"
@@ -46,6 +47,10 @@ std::atomic<int> g_busy_count{0};
 // Set while this thread advances communicators: a launch polls MPI progress, which must not
 // re-enter (cheap to skip: the outer frame goes on advancing).
 thread_local bool t_advancing = false;
+
+// Every NcclComm alive, for the question whether any work is in flight (nccl_work_in_flight).
+std::mutex g_live_mutex;
+std::vector<NcclComm*> g_live;
 
 void mark_busy(const std::shared_ptr<NcclComm>& comm) {
   std::lock_guard<std::mutex> lock(g_busy_mutex);
@@ -90,6 +95,10 @@ std::chrono::steady_clock::time_point setup_deadline() {
 }  // namespace
 
 NcclComm::NcclComm(MPI_Comm comm, int device_ordinal) : device(device_ordinal), deadline_(setup_deadline()) {
+  {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    g_live.push_back(this);
+  }
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
   const NcclApi* nccl = nccl_api();
@@ -101,23 +110,30 @@ NcclComm::NcclComm(MPI_Comm comm, int device_ordinal) : device(device_ordinal), 
 }
 
 NcclComm::~NcclComm() {
+  {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    g_live.erase(std::remove(g_live.begin(), g_live.end(), this), g_live.end());
+  }
   // A nonblocking collective's request may not be freed: complete it (every rank issued it).
   if (id_request_ != MPI_REQUEST_NULL) PMPI_Wait(&id_request_, MPI_STATUS_IGNORE);
-  const NcclApi* nccl = nccl_api();
-  if (handle == nullptr || nccl == nullptr) return;
+  // Destroyed now only if nothing is in flight (the usual case of one thread): a destroy waits for
+  // every NCCL kernel of the process (see nccl_teardown.h).
+  retire_nccl_handle(handle, device, broken || phase_ != Phase::ready);
+  tear_down_retired_when_quiet();
+}
+
+bool NcclComm::quiet() {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  if (phase_ != Phase::ready || broken) return true;
+  if (launching_ || enqueuing_ != nullptr || !queued_.empty()) return false;
   device::DeviceGuard guard(device);
-  if (broken || phase_ != Phase::ready) {
-    nccl->CommAbort(handle);
-    return;
-  }
-  // Nonblocking communicators finalize asynchronously: flush outstanding work before destroying.
-  const ncclResult_t finalized = nccl->CommFinalize(handle);
-  MpiProgress progress;
-  if ((finalized != ncclSuccess && finalized != ncclInProgress) || !wait_not_in_progress(handle, "ncclCommFinalize", progress).ok()) {
-    nccl->CommAbort(handle);
-    return;
-  }
-  nccl->CommDestroy(handle);
+  return !device::stream_busy(stream.get());
+}
+
+bool nccl_work_in_flight() {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  return !std::all_of(g_live.begin(), g_live.end(), [](NcclComm* comm) { return comm->quiet(); });
 }
 
 void NcclComm::end_setup(Status result) {
@@ -306,6 +322,9 @@ std::mutex& nccl_launch_mutex() {
 
 Status nccl_comm_for(MPI_Comm comm, int device, std::shared_ptr<NcclComm>* out) {
   profile::StepTimer looking_up(profile::Step::queue);
+  // Before this call's launch: in a program that waits for each call, the moment nothing is in
+  // flight (the polls of a call's own wait all come while its kernel runs).
+  tear_down_retired_when_quiet();
   out->reset();
   thread_local CachedCommAttribute cached;
   void* value = cached.find(comm, keyval());
@@ -324,6 +343,7 @@ Status nccl_comm_for(MPI_Comm comm, int device, std::shared_ptr<NcclComm>* out) 
 }
 
 void advance_nccl_comms() {
+  tear_down_retired_when_quiet();
   if (g_busy_count.load(std::memory_order_acquire) == 0 || t_advancing) return;
   t_advancing = true;
   std::vector<std::shared_ptr<NcclComm>> busy;
@@ -351,11 +371,15 @@ Status settle(NcclComm& comm, ncclResult_t result, const char* what) {
 }
 
 void release_world_nccl_comm() {
+  // Out of the list under the lock, released after it: the last reference may be this list's, and
+  // ~NcclComm waits for ncclCommFinalize while making progress, which takes the lock again.
+  std::vector<std::shared_ptr<NcclComm>> released_busy;
   {
     std::lock_guard<std::mutex> lock(g_busy_mutex);
-    g_busy.clear();
+    released_busy.swap(g_busy);
     g_busy_count.store(0, std::memory_order_release);
   }
+  released_busy.clear();
   static bool released = false;
   if (released || g_keyval == MPI_KEYVAL_INVALID) return;  // no NCCL communicator was ever made
   released = true;
@@ -363,6 +387,7 @@ void release_world_nccl_comm() {
   void* value = nullptr;
   PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval(), &value, &found);
   if (found) PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval());
+  tear_down_all_retired();
 }
 
 }  // namespace mcrp

@@ -1,6 +1,7 @@
 // One NCCL communicator per MPI communicator, created at the first call that routes to NCCL, cached
 // as an MPI attribute and released by the attribute's delete callback (MPI_Comm_free,
-// MPI_Comm_disconnect, MPI_Finalize); calls still in flight keep it alive until they finish.
+// MPI_Comm_disconnect, MPI_Finalize); calls still in flight keep it alive until they finish, and
+// NCCL's own communicator is destroyed only when nothing is in flight (runtime/nccl_teardown.h).
 //
 // Nothing here blocks the calling thread on NCCL. The first call (the same one on every rank: the
 // route is agreed) issues an MPI_Ibcast of rank 0's NCCL unique id on the communicator; NCCL's
@@ -72,6 +73,10 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   // true when nothing is left to do (setup over, nothing queued or being enqueued).
   bool advance();
   bool idle();  // what advance() returned, without advancing
+  // Nothing of this communicator is on the GPU or on its way there (not being launched, enqueued or
+  // queued, its stream idle); false also when another thread holds it. A failed communicator is
+  // quiet: its work is stopped, not coming to an end anyone waits for.
+  bool quiet();
   // Waits until the setup is over, keeping MPI progressing: ok, or why it failed. For callers in a
   // call every member makes (a communicator's device-only assertion), so that the setup does not
   // wait later for a member that has meanwhile gone off computing.
@@ -111,8 +116,12 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
 // (see above). Only for calls routed to NCCL, which every rank of `comm` makes alike.
 Status nccl_comm_for(MPI_Comm comm, int device, std::shared_ptr<NcclComm>* out);
 
-// Advances every communicator with setup or launches outstanding; one atomic load when none has.
+// Advances every communicator with setup or launches outstanding, and tears down released ones
+// when nothing is in flight (runtime/nccl_teardown.h); atomic loads when there is nothing to do.
 void advance_nccl_comms();
+
+// Whether any NCCL communicator of the process may have work in flight (not every one is quiet).
+bool nccl_work_in_flight();
 
 // Waits for an NCCL call that returned ncclInProgress (the communicators are nonblocking, so that
 // no NCCL wait can hang without the library noticing) and converts the result to a Status.
@@ -122,9 +131,9 @@ Status settle(NcclComm& comm, ncclResult_t result, const char* what);
 // launch (group start to group end) and creation holds this lock.
 std::mutex& nccl_launch_mutex();
 
-// Releases the communicator cached on MPI_COMM_WORLD and forgets unfinished work; MPI_Finalize
-// calls this before PMPI_Finalize, because the standard only promises attribute deletion on
-// MPI_COMM_SELF there.
+// Releases the communicator cached on MPI_COMM_WORLD, forgets unfinished work and tears down every
+// released communicator; MPI_Finalize calls this before PMPI_Finalize, because the standard only
+// promises attribute deletion on MPI_COMM_SELF there.
 void release_world_nccl_comm();
 
 }  // namespace mcrp

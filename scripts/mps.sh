@@ -109,6 +109,7 @@ mcrpmpi_mps_end() {
       tries=$((tries + 1))
     done
     rm -rf "$folder" || true
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
     mcrpmpi_mps_say "stopped the CUDA MPS daemon"
   else
     echo "mcrpmpi-mps: could not stop the CUDA MPS daemon (echo quit | CUDA_MPS_PIPE_DIRECTORY=$folder/pipe" \

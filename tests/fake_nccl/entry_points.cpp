@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/fake_nccl/device_model.h"
 #include "tests/fake_nccl/fake_comm.h"
 #include "tests/fake_nccl/operations.h"
 #include "tests/fake_nccl/reduction.h"
@@ -66,6 +67,7 @@ ncclResult_t issue(ncclComm_t handle, Work work, bool point_to_point) {
     t_group.push_back({comm, point_to_point, std::move(work)});
     return ncclSuccess;
   }
+  fake_nccl::device_model::Launch launch;
   return comm->submit(std::move(work));
 }
 
@@ -160,11 +162,15 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  fake_nccl::device_model::synchronize_for_teardown();
   delete comm_of(comm);
   return ncclSuccess;
 }
 
-ncclResult_t ncclCommAbort(ncclComm_t comm) { return ncclCommDestroy(comm); }
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  delete comm_of(comm);
+  return ncclSuccess;
+}
 
 // Stops the work in flight: the worker leaves, and the communicator reports the failure until it
 // is aborted or destroyed (NCCL reports ncclSuccess once quiescent; the library only aborts after).
@@ -220,6 +226,7 @@ ncclResult_t ncclGroupEnd() {
   std::vector<Pending> group = std::move(t_group);
   t_group.clear();
   // One submission per communicator, in the order the communicators first appeared.
+  fake_nccl::device_model::Launch launch;
   ncclResult_t result = ncclSuccess;
   for (std::size_t i = 0; i < group.size(); ++i) {
     if (group[i].comm == nullptr) continue;

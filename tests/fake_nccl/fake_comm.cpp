@@ -1,5 +1,7 @@
 #include "tests/fake_nccl/fake_comm.h"
 
+#include "tests/fake_nccl/device_model.h"
+
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
@@ -24,7 +26,19 @@ bool all_done(const std::vector<Stream>& streams) {
 
 }  // namespace
 
-Comm::~Comm() { stop(); }
+Comm::Comm(int nranks, int rank, bool blocking) : nranks(nranks), rank(rank), blocking(blocking) {
+  device_model::add(this);
+}
+
+Comm::~Comm() {
+  device_model::remove(this);
+  stop();
+}
+
+bool Comm::idle() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stopping_ || failure_.load() != ncclSuccess || completed_ >= submitted_;
+}
 
 bool Comm::start(const std::string& name) {
   std::string why;
@@ -53,11 +67,19 @@ ncclResult_t Comm::state() {
   if (failed != ncclSuccess) return failed;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!segment_.everyone_arrived() || completed_ < submitted_) return ncclInProgress;
+  if (!finalize_reported_) {
+    finalize_reported_ = true;
+    return ncclInProgress;
+  }
   return ncclSuccess;
 }
 
 ncclResult_t Comm::finalize() {
-  if (!blocking) return state();
+  if (!blocking) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finalize_reported_ = false;
+    return ncclInProgress;
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return completed_ >= submitted_ || failure_.load() != ncclSuccess || stopping_; });
   return failure_.load();

@@ -25,7 +25,7 @@ namespace fake_nccl {
 
 class Comm {
  public:
-  Comm(int nranks, int rank, bool blocking) : nranks(nranks), rank(rank), blocking(blocking) {}
+  Comm(int nranks, int rank, bool blocking);
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
@@ -36,8 +36,12 @@ class Comm {
   ncclResult_t submit(Work work);
   // ncclCommGetAsyncError: the failure, ncclInProgress while setting up or working, else success.
   ncclResult_t state();
-  ncclResult_t finalize();  // nothing to flush beyond the queue: reports its state
+  // Nothing to flush beyond the queue, but like NCCL's, a nonblocking communicator's finalize
+  // answers ncclInProgress first and completes at a later ncclCommGetAsyncError, so the caller's
+  // wait loop (and the progress it makes meanwhile) runs as it does on a GPU.
+  ncclResult_t finalize();
   void stop();              // abort or destroy: the worker leaves, queued work is dropped
+  bool idle();              // nothing in flight: all submitted work done, or none will be (failed, stopped)
   void fail(ncclResult_t result, const std::string& why);
   std::string last_error();
 
@@ -59,6 +63,7 @@ class Comm {
   std::deque<Work> queue_;
   std::uint64_t submitted_ = 0, completed_ = 0;
   bool stopping_ = false;
+  bool finalize_reported_ = true;  // false from a nonblocking finalize until state() has said ncclInProgress once
   std::atomic<ncclResult_t> failure_{ncclSuccess};
   std::string error_;
 };

@@ -31,6 +31,9 @@ mcrpmpi_add_fake_nccl_test(verify_agreement RANKS 2 3 ENV MCRPMPI_VERIFY=1 MCRPM
                            COMMAND $<TARGET_FILE:test_verify_agreement> --space fake-device)
 mcrpmpi_add_fake_nccl_test(thread_stress RANKS 2 3
                            COMMAND $<TARGET_FILE:test_thread_stress> --space fake-device --rounds 8)
+# Memory held flat with NCCL communicators created and freed (one every 64 rounds): freed ones must be
+# destroyed, not kept for a quiet moment that never comes (runtime/nccl_teardown.h).
+mcrpmpi_add_fake_nccl_test(memory_flat RANKS 2 COMMAND $<TARGET_FILE:test_memory_flat> --space fake-device --calls 40000)
 # A program on MPI Sessions only: NCCL loaded, yet staged alike on every rank (no MPI_Init, no map).
 mcrpmpi_add_fake_nccl_test(sessions RANKS 2 3 COMMAND $<TARGET_FILE:test_sessions> --space fake-device)
 # Device-only point-to-point with NCCL moving the payloads (p2p/channel_nccl.cpp).

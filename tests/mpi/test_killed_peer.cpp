@@ -68,8 +68,10 @@ void write_report(const char* report, const std::string& name) {
   }
 }
 
-[[noreturn]] void die_in_the_middle(MemorySpace& space, MPI_Comm comm) {
-  SpaceBuffer<float> send(space, std::vector<float>(kCount, 1.0f));
+[[noreturn]] void die_in_the_middle(MemorySpace& space, MPI_Comm comm, int rank) {
+  // The share device_allreduce expects of this rank: when it all got out before the death, a
+  // survivor's completed call must read as right.
+  SpaceBuffer<float> send(space, std::vector<float>(kCount, static_cast<float>(rank + 1)));
   SpaceBuffer<float> recv(space, std::vector<float>(kCount, 0.0f));
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Iallreduce(send.data(), recv.data(), static_cast<int>(kCount), MPI_FLOAT, MPI_SUM, comm, &request);
@@ -112,7 +114,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   MPI_Barrier(comm);
-  if (rank == size - 1) die_in_the_middle(*space, comm);
+  if (rank == size - 1) die_in_the_middle(*space, comm, rank);
 
   const auto start = std::chrono::steady_clock::now();
   rc = device_allreduce(*space, comm, kCount, &right);

@@ -4,8 +4,8 @@
 # configure time before the venv exists.
 #
 # MCRPMPI_TEST_RANKS_SHARE_GPU=1 (GPU tests on one GPU): NCCL refuses two ranks on one GPU of one
-# host, and it takes NCCL_HOSTID as the host's identity, so each rank gets its own (and the socket
-# transport over loopback). Tests only: on a real node it would turn off NVLink.
+# host, so each rank goes through tests/gpu/rank-env.sh, which gives it its own NCCL_HOSTID (the
+# socket transport over loopback). Tests only: on a real node it would turn off NVLink.
 set -euo pipefail
 venv=$1
 shift
@@ -14,8 +14,8 @@ if [ ! -x "$python" ]; then
   echo "SKIP: no Python venv at $venv (run scripts/setup-python.sh)"
   exit 77
 fi
-if [ "${MCRPMPI_TEST_RANKS_SHARE_GPU:-0}" = 1 ] && [ -z "${NCCL_HOSTID:-}" ]; then
-  export NCCL_HOSTID="mcrpmpi-test-rank-${PMI_RANK:-0}"
-  export NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo} NCCL_NET=${NCCL_NET:-Socket}
+if [ "${MCRPMPI_TEST_RANKS_SHARE_GPU:-0}" = 1 ]; then
+  # The same per-rank settings as every other GPU test's ranks: one script says them.
+  exec "$(dirname "$0")/../gpu/rank-env.sh" "$python" "$@"
 fi
 exec "$python" "$@"
