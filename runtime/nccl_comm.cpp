@@ -87,9 +87,7 @@ void log_debug(const char* what, int rank, int size, const std::string& detail) 
 }
 
 std::chrono::steady_clock::time_point setup_deadline() {
-  const double seconds = config().nccl_timeout_s > 0 ? config().nccl_timeout_s : 1e9;
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  return deadline_after(config().nccl_timeout_s > 0 ? config().nccl_timeout_s : 1e9);
 }
 
 }  // namespace
@@ -372,7 +370,8 @@ Status settle(NcclComm& comm, ncclResult_t result, const char* what) {
 
 void release_world_nccl_comm() {
   // Out of the list under the lock, released after it: the last reference may be this list's, and
-  // ~NcclComm waits for ncclCommFinalize while making progress, which takes the lock again.
+  // ~NcclComm must run outside the lock (before the teardown was moved out of it, it polled
+  // progress, which takes this lock again: gpu.p2p.idle_member hung in MPI_Finalize).
   std::vector<std::shared_ptr<NcclComm>> released_busy;
   {
     std::lock_guard<std::mutex> lock(g_busy_mutex);

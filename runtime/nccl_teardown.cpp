@@ -34,11 +34,6 @@ std::vector<Retired> take_retired() {
   return taken;
 }
 
-std::chrono::steady_clock::time_point deadline_after(double seconds) {
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
-}
-
 // Finalize, then destroy; abort when finalizing fails or outlasts the NCCL timeout. Finalizing an
 // idle communicator is local (nothing of it is in flight), so it is polled without MPI progress:
 // the caller holds the launch lock, which progress could need.
@@ -85,22 +80,17 @@ void tear_down_retired_when_quiet() {
 }
 
 void tear_down_all_retired() {
-  const double timeout = config().nccl_timeout_s;
-  const auto deadline = deadline_after(timeout > 0 ? timeout : 1e9);
-  MpiProgress progress;
+  MpiProgress progress;  // fails only at its MCRPMPI_NCCL_TIMEOUT deadline (none when 0)
   while (g_retired_count.load(std::memory_order_acquire) != 0) {
     tear_down_retired_when_quiet();
     if (g_retired_count.load(std::memory_order_acquire) == 0) return;
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (!progress.poll().ok()) {
       abort_all(take_retired());  // NCCL work that never ended: nothing left to wait for
       return;
     }
-    (void)progress.poll();  // a failure here is the work's own; what matters is that it ends
   }
 }
 
-int retired_nccl_handles() { return g_retired_count.load(std::memory_order_acquire); }
-
 }  // namespace mcrp
 
-extern "C" int mcrpmpi_retired_nccl_comms() { return mcrp::retired_nccl_handles(); }
+extern "C" int mcrpmpi_retired_nccl_comms() { return mcrp::g_retired_count.load(std::memory_order_acquire); }

@@ -7,9 +7,10 @@
 // collectives). One thread can do the same: MPI_Iallreduce, MPI_Comm_free of another
 // communicator, then a host message the peer needs before it joins the MPI_Iallreduce.
 //
-// So a released communicator is only retired here, and destroyed later, from the library's
-// progress, at a moment the process has no NCCL work in flight, while it holds the launch lock so
-// none can start. MPI_Finalize tears down what is left.
+// So a released communicator is destroyed only at a moment the process has no NCCL work in flight,
+// holding the launch lock so that none can start: at once when there is none (the usual case of a
+// program that waits for its calls), else it is retired until such a moment (the start of a later
+// NCCL-routed call, or a progress poll). MPI_Finalize tears down what is left.
 #pragma once
 #include <nccl.h>
 
@@ -20,17 +21,16 @@ namespace mcrp {
 void retire_nccl_handle(ncclComm_t handle, int device, bool abort);
 
 // Destroys what was retired if no NCCL work of the process is in flight; one atomic load when
-// nothing waits. From every progress poll (advance_nccl_comms).
+// nothing waits. From ~NcclComm, the start of every NCCL-routed call (nccl_comm_for), every
+// progress poll (advance_nccl_comms) and MPI_Session_finalize.
 void tear_down_retired_when_quiet();
 
 // MPI_Finalize: keeps MPI and the library progressing until nothing is in flight (at most
 // MCRPMPI_NCCL_TIMEOUT, then what is left is aborted), and tears every retired communicator down.
 void tear_down_all_retired();
 
-// How many retired communicators wait for a quiet moment.
-int retired_nccl_handles();
-
 }  // namespace mcrp
 
-// The same for tests (found with dlsym: tests/mpi/test_memory_flat.cpp).
+// How many retired communicators wait for a quiet moment; for tests (found with dlsym:
+// tests/mpi/test_memory_flat.cpp).
 extern "C" __attribute__((visibility("default"))) int mcrpmpi_retired_nccl_comms();

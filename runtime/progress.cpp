@@ -62,10 +62,13 @@ void drive_mpi_progress() {
   PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
 }
 
-NcclDeadline::NcclDeadline() : has_deadline_(config().nccl_timeout_s > 0) {
-  const auto timeout = std::chrono::duration<double>(config().nccl_timeout_s);
-  deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+std::chrono::steady_clock::time_point deadline_after(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
 }
+
+NcclDeadline::NcclDeadline()
+    : deadline_(deadline_after(config().nccl_timeout_s)), has_deadline_(config().nccl_timeout_s > 0) {}
 
 Status NcclDeadline::expired() {
   if (!has_deadline_ || (++calls_ & 63u) != 0 || std::chrono::steady_clock::now() <= deadline_) return {};
