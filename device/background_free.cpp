@@ -1,5 +1,9 @@
 #include "device/background_free.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -13,7 +17,7 @@ struct FreeQueue {
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<std::function<void()>> queued;
-  int running = 0;  // taken off the queue, not finished
+  std::size_t running = 0;  // taken off the queue, not finished
   bool started = false;
 };
 
@@ -22,22 +26,46 @@ FreeQueue& free_queue() {
   return *instance;
 }
 
+bool always_open(const std::function<void()>& work) {
+  work();
+  return true;
+}
+
+std::atomic<QuietGate> g_gate{&always_open};
+
+// Runs `batch` through the gate, trying again with a growing pause (up to 5 ms) while it is shut:
+// the frees are not urgent, and each try costs the runtime a look at every NCCL communicator.
+void run_when_quiet(std::deque<std::function<void()>>& batch) {
+  const std::function<void()> run_all = [&batch] {
+    for (std::function<void()>& release : batch) release();
+  };
+  for (useconds_t pause = 50; !run_if_quiet(run_all); pause = std::min(2 * pause, 5000u)) {
+    usleep(pause);
+  }
+}
+
 void serve(FreeQueue& q) {
   std::unique_lock<std::mutex> lock(q.mutex);
   for (;;) {
     q.changed.wait(lock, [&] { return !q.queued.empty(); });
-    std::function<void()> release = std::move(q.queued.front());
-    q.queued.pop_front();
-    ++q.running;
+    std::deque<std::function<void()>> batch;
+    batch.swap(q.queued);
+    q.running = batch.size();
     lock.unlock();
-    release();
+    run_when_quiet(batch);
     lock.lock();
-    --q.running;
+    q.running = 0;
     q.changed.notify_all();
   }
 }
 
+bool frees_done(FreeQueue& q) { return q.queued.empty() && q.running == 0; }
+
 }  // namespace
+
+void set_quiet_gate(QuietGate gate) { g_gate.store(gate != nullptr ? gate : &always_open, std::memory_order_release); }
+
+bool run_if_quiet(const std::function<void()>& work) { return g_gate.load(std::memory_order_acquire)(work); }
 
 void free_later(std::function<void()> release) {
   FreeQueue& q = free_queue();
@@ -53,7 +81,18 @@ void free_later(std::function<void()> release) {
 void wait_for_frees() {
   FreeQueue& q = free_queue();
   std::unique_lock<std::mutex> lock(q.mutex);
-  q.changed.wait(lock, [&] { return q.queued.empty() && q.running == 0; });
+  q.changed.wait(lock, [&] { return frees_done(q); });
+}
+
+Status wait_for_frees(ProgressHook& progress) {
+  FreeQueue& q = free_queue();
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(q.mutex);
+      if (frees_done(q)) return {};
+    }
+    MCRP_TRY(progress.poll());
+  }
 }
 
 }  // namespace mcrp::device

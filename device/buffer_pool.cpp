@@ -31,6 +31,7 @@ struct Pool {
   Shelves pinned;                      // pinned host blocks (no device)
   std::vector<Shelves> device_blocks;  // by device ordinal + 1 (-1: the device current then), grown on demand
   PoolUsage usage[2];                  // by BufferKind
+  bool trim_queued = false;            // a trim_to_limits waits on the background thread
 
   std::vector<char*>& shelf(BufferKind kind, int device, std::size_t capacity) {
     const auto k = static_cast<std::size_t>(__builtin_ctzll(capacity));
@@ -87,8 +88,8 @@ Status allocate_block(BufferKind kind, int device, std::size_t capacity, char** 
 
 void free_block(BufferKind kind, int device, char* block) {
   if (fake_device()) {
+    fake_synchronize_device();  // as cudaFreeHost and cudaFree: waits for all work on the device
     if (kind == BufferKind::pinned_host) {
-      fake_synchronize();  // as cudaFreeHost: no queued copy still writes the block
       std::free(block);
     } else {
       fake_release(block);
@@ -101,14 +102,84 @@ void free_block(BufferKind kind, int device, char* block) {
   }
 }
 
-// A block past the pool's limit: freed on the background thread (device/background_free.h).
+// An idle block taken off its shelf to be freed.
+struct Taken {
+  char* block;
+  BufferKind kind;
+  int device;
+  std::size_t capacity;
+};
+
+// Takes the largest idle block of `shelves` off the pool (from `cached` to `freeing`); false when
+// there is none. The largest, as blocks bigger than the limit must go anyway and each free costs a
+// device synchronization. Called with the pool's lock held.
+bool take_largest(Pool& p, Shelves& shelves, BufferKind kind, int device, Taken* taken) {
+  for (std::size_t k = shelves.size(); k-- > 0;) {
+    if (shelves[k].empty()) continue;
+    *taken = Taken{shelves[k].back(), kind, device, std::size_t{1} << k};
+    shelves[k].pop_back();
+    PoolUsage& usage = usage_of(p, kind);
+    usage.cached -= taken->capacity;
+    usage.freeing += taken->capacity;
+    return true;
+  }
+  return false;
+}
+
+void free_taken(const std::vector<Taken>& taken) {
+  for (const Taken& t : taken) free_block(t.kind, t.device, t.block);
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  for (const Taken& t : taken) usage_of(p, t.kind).freeing -= t.capacity;
+}
+
+// A block that may not be reused (counted in `freeing`): freed on the background thread.
 void free_in_background(BufferKind kind, int device, char* block, std::size_t capacity) {
-  free_later([kind, device, block, capacity] {
-    free_block(kind, device, block);
+  free_later([taken = Taken{block, kind, device, capacity}] { free_taken({taken}); });
+}
+
+// Takes idle blocks off the shelves, the largest first, while `shrink(usage)` says that kind's cache
+// must shrink. Called with the pool's lock held.
+template <typename Shrink>
+std::vector<Taken> take_idle(Pool& p, Shrink shrink) {
+  std::vector<Taken> taken;
+  Taken t{};
+  while (shrink(usage_of(p, BufferKind::pinned_host)) && take_largest(p, p.pinned, BufferKind::pinned_host, -1, &t)) {
+    taken.push_back(t);
+  }
+  for (std::size_t slot = 0; slot < p.device_blocks.size(); ++slot) {
+    while (shrink(usage_of(p, BufferKind::device)) &&
+           take_largest(p, p.device_blocks[slot], BufferKind::device, static_cast<int>(slot) - 1, &t)) {
+      taken.push_back(t);
+    }
+  }
+  return taken;
+}
+
+// Frees idle blocks until each kind's cache is within its limit. Queued by a release that put the
+// cache over it; until it runs (at a quiet moment: background_free.h) the blocks stay reusable, so a
+// cache over its limit lasts no longer than the NCCL work that keeps the gate shut, and a program
+// that keeps NCCL busy reuses its blocks instead of piling up new ones.
+void trim_to_limits() {
+  std::vector<Taken> taken;
+  {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
-    usage_of(p, kind).freeing -= capacity;
-  });
+    p.trim_queued = false;
+    taken = take_idle(p, [](const PoolUsage& usage) { return usage.cached > usage.limit; });
+  }
+  free_taken(taken);
+}
+
+// Frees every idle block (MPI_Finalize).
+void free_every_cached_block() {
+  std::vector<Taken> taken;
+  {
+    Pool& p = pool();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    taken = take_idle(p, [](const PoolUsage&) { return true; });
+  }
+  free_taken(taken);
 }
 
 }  // namespace
@@ -134,21 +205,22 @@ void Buffer::release() {
   if (data_ == nullptr) return;
   // Abandoned work handed out before may still use the block: not for reuse (see note_abandoned_work).
   const bool reusable = g_abandoned.load(std::memory_order_acquire) == abandoned_before_;
-  bool keep = false;
+  bool trim = false;
   {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
     PoolUsage& usage = usage_of(p, kind_);
     usage.in_use -= capacity_;
-    keep = reusable && usage.cached + capacity_ <= usage.limit;
-    if (keep) {
+    if (reusable) {
       usage.cached += capacity_;
       p.shelf(kind_, device_, capacity_).push_back(data_);
+      trim = usage.cached > usage.limit && !std::exchange(p.trim_queued, true);
     } else {
       usage.freeing += capacity_;
     }
   }
-  if (!keep) free_in_background(kind_, device_, data_, capacity_);
+  if (!reusable) free_in_background(kind_, device_, data_, capacity_);
+  if (trim) free_later(trim_to_limits);
   data_ = nullptr;
   size_ = capacity_ = 0;
 }
@@ -192,20 +264,14 @@ Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out) {
 void note_abandoned_work() { g_abandoned.fetch_add(1, std::memory_order_acq_rel); }
 
 void release_cached_buffers() {
+  free_later(free_every_cached_block);
   wait_for_frees();
-  Pool& p = pool();
-  std::lock_guard<std::mutex> lock(p.mutex);
-  auto empty = [](Shelves& shelves, BufferKind kind, int device) {
-    for (std::vector<char*>& blocks : shelves) {
-      for (char* block : blocks) free_block(kind, device, block);
-      blocks.clear();
-    }
-  };
-  empty(p.pinned, BufferKind::pinned_host, -1);
-  for (std::size_t slot = 0; slot < p.device_blocks.size(); ++slot) {
-    empty(p.device_blocks[slot], BufferKind::device, static_cast<int>(slot) - 1);
-  }
-  for (PoolUsage& usage : p.usage) usage.cached = 0;
+}
+
+Status release_cached_buffers(ProgressHook& progress) {
+  if (run_if_quiet(free_every_cached_block)) return {};  // the usual case: nothing in flight any more
+  free_later(free_every_cached_block);
+  return wait_for_frees(progress);
 }
 
 PoolUsage pool_usage(BufferKind kind) {

@@ -3,15 +3,17 @@
 // by powers of two and return them when the owning Buffer goes out of scope.
 //
 // The idle blocks kept per kind are bounded (MCRPMPI_PINNED_POOL_LIMIT, MCRPMPI_DEVICE_POOL_LIMIT,
-// bytes, default 256 MiB and 512 MiB): a block returned past the limit is freed, so a program whose
-// message sizes wander keeps at most the limit cached, not its history. The free runs on a
-// background thread, because cudaFree and cudaFreeHost wait for the device, and the device may be
-// running an NCCL kernel that waits for a peer that waits for this rank's MPI progress.
+// bytes, default 256 MiB and 512 MiB): when a returned block puts the cache past the limit, the
+// largest idle blocks are freed until it is within, so a program whose message sizes wander keeps
+// at most the limit cached, not its history. The frees run on a background thread at a moment no
+// NCCL work is in flight (device/background_free.h: cudaFree and cudaFreeHost wait for the whole
+// device); until then the blocks stay reusable.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #include "device/status.h"
+#include "device/wait.h"
 
 namespace mcrp::device {
 
@@ -52,13 +54,16 @@ Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out);
 // Only failures call it; pooling is otherwise untouched (one atomic load per acquire and release).
 void note_abandoned_work();
 
-// Frees every cached block; called at MPI_Finalize, when no Buffer may be alive any more.
+// Frees every cached block; called at MPI_Finalize, when no Buffer may be alive any more. The first
+// waits as long as it takes; the second drives `progress` meanwhile and gives up when it fails (NCCL
+// work that never ends keeps the frees from running: the blocks are then left to the process's exit).
 void release_cached_buffers();
+Status release_cached_buffers(ProgressHook& progress);
 
 struct PoolUsage {
   std::size_t in_use = 0;  // bytes of blocks held by live Buffers
   std::size_t cached = 0;  // bytes of idle blocks kept for reuse
-  std::size_t limit = 0;   // the bound on `cached`
+  std::size_t limit = 0;   // the bound on `cached` once the background thread has trimmed it
   std::size_t freeing = 0; // bytes handed to the background free, not yet freed
 };
 PoolUsage pool_usage(BufferKind kind);

@@ -132,6 +132,17 @@ void fake_synchronize() {
   if (fake_device_async()) copy_queue().run_through(~std::uint64_t{0});
 }
 
+namespace {
+std::atomic<void (*)()> g_kernel_wait{nullptr};
+}  // namespace
+
+void set_fake_kernel_wait(void (*wait_for_kernels)()) { g_kernel_wait.store(wait_for_kernels, std::memory_order_release); }
+
+void fake_synchronize_device() {
+  fake_synchronize();
+  if (void (*wait_for_kernels)() = g_kernel_wait.load(std::memory_order_acquire)) wait_for_kernels();
+}
+
 void fake_order_after_legacy() {
   LegacyStream& legacy = legacy_stream();
   if (legacy.queued.load(std::memory_order_acquire) == 0) return;

@@ -52,6 +52,12 @@ void fake_event_record(cudaEvent_t event);
 bool fake_event_query(cudaEvent_t event);
 // Runs every queued copy.
 void fake_synchronize();
+// The whole device's synchronization, as cudaFree and cudaFreeHost make it: every queued copy, and
+// every NCCL kernel in flight through the hook a fake NCCL installs (its device model,
+// tests/fake_nccl/device_model.h: it keeps NCCL launches out until then, as the context's lock
+// does). Without a hook, the copies only.
+void fake_synchronize_device();
+void set_fake_kernel_wait(void (*wait_for_kernels)());
 
 // The application's legacy default stream, as tests use it (any fake mode): a write a test queues
 // there (mcrpmpi_fake_device_legacy_write, as a kernel or cudaMemcpyAsync on the default stream)

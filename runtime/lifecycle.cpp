@@ -42,7 +42,14 @@ void before_finalize() {
   profile::report(MPI_COMM_WORLD);
   release_world_nccl_comm();
   release_world_self_comm();
-  if (device::cuda_available()) device::release_cached_buffers();
+  if (device::cuda_available()) {
+    // At a moment no NCCL work is in flight (the frees synchronize the device); work that never ends
+    // leaves the blocks to the process's exit at MCRPMPI_NCCL_TIMEOUT rather than hang here.
+    MpiProgress progress;
+    if (!device::release_cached_buffers(progress).ok() && config().debug) {
+      std::fprintf(stderr, "mcrpmpi: staging blocks left to the exit: NCCL work still in flight at MPI_Finalize\n");
+    }
+  }
 }
 
 }  // namespace mcrp

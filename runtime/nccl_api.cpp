@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 
+#include "device/background_free.h"
 #include "device/fake_device.h"
+#include "runtime/nccl_teardown.h"
 
 namespace mcrp {
 namespace {
@@ -67,6 +69,14 @@ Loaded load() {
   }
   a.GetVersion(&a.version);
   loaded.ok = true;
+  // From here on NCCL work may be in flight, so what synchronizes the device waits for a quiet moment.
+  device::set_quiet_gate(&run_if_nccl_quiet);
+  // The test suite's fake NCCL plays a GPU's kernels: a free made on the fake device waits for them.
+  if (device::fake_device()) {
+    if (void* wait = dlsym(library, "mcrpmpi_fake_nccl_wait_for_kernels")) {
+      device::set_fake_kernel_wait(reinterpret_cast<void (*)()>(wait));
+    }
+  }
   return loaded;
 }
 

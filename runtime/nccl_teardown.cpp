@@ -71,12 +71,19 @@ void retire_nccl_handle(ncclComm_t handle, int device, bool abort) {
   g_retired_count.store(static_cast<int>(g_retired.size()), std::memory_order_release);
 }
 
-void tear_down_retired_when_quiet() {
-  if (g_retired_count.load(std::memory_order_acquire) == 0) return;
+bool run_if_nccl_quiet(const std::function<void()>& work) {
   // No launch starts while this is held (every NCCL launch takes it), and none was under way.
   std::unique_lock<std::mutex> launch(nccl_launch_mutex(), std::try_to_lock);
-  if (!launch.owns_lock() || nccl_work_in_flight()) return;
-  for (const Retired& retired : take_retired()) tear_down(retired);
+  if (!launch.owns_lock() || nccl_work_in_flight()) return false;
+  work();
+  return true;
+}
+
+void tear_down_retired_when_quiet() {
+  if (g_retired_count.load(std::memory_order_acquire) == 0) return;
+  run_if_nccl_quiet([] {
+    for (const Retired& retired : take_retired()) tear_down(retired);
+  });
 }
 
 void tear_down_all_retired() {

@@ -7,14 +7,23 @@
 // collectives). One thread can do the same: MPI_Iallreduce, MPI_Comm_free of another
 // communicator, then a host message the peer needs before it joins the MPI_Iallreduce.
 //
-// So a released communicator is destroyed only at a moment the process has no NCCL work in flight,
+// So a released communicator is destroyed only at a moment the process has no NCCL work in flight
+// (as are the staging pool's blocks, whose cudaFree and cudaFreeHost do the same),
 // holding the launch lock so that none can start: at once when there is none (the usual case of a
 // program that waits for its calls), else it is retired until such a moment (the start of a later
 // NCCL-routed call, or a progress poll). MPI_Finalize tears down what is left.
 #pragma once
 #include <nccl.h>
 
+#include <functional>
+
 namespace mcrp {
+
+// Runs `work` if no NCCL work of the process is in flight, holding the NCCL launch lock so that none
+// starts meanwhile, and answers whether it ran: the moment for whatever synchronizes the device
+// (ncclCommDestroy's frees, the staging pool's cudaFree and cudaFreeHost). Installed as the device
+// layer's gate for its background frees when NCCL is loaded (device/background_free.h).
+bool run_if_nccl_quiet(const std::function<void()>& work);
 
 // Takes over a released NCCL communicator: `abort` (after a failure, or never set up) aborts it;
 // otherwise it is finalized and destroyed once nothing is in flight.

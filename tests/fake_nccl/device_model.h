@@ -1,5 +1,6 @@
-// What a GPU does that makes NCCL communicator teardown dangerous, played on the host. Freeing an
-// NCCL communicator's resources (ncclCommDestroy: cudaFreeHost and friends) synchronizes the whole
+// What a GPU does that makes NCCL communicator teardown (and any cudaFree) dangerous, played on the
+// host. Freeing an NCCL communicator's resources (ncclCommDestroy: cudaFreeHost and friends), like
+// the library's own cudaFree and cudaFreeHost of staging blocks, synchronizes the whole
 // device while holding the CUDA context's lock: it waits for every kernel in flight -- the NCCL
 // kernels of the process's other communicators included, which may be waiting for a peer -- and
 // meanwhile no other thread of the process can launch anything. On the H100 that deadlocked two
@@ -31,8 +32,9 @@ class Launch {
   Launch& operator=(const Launch&) = delete;
 };
 
-// ncclCommDestroy's device synchronization: returns when no communicator has work in flight, having
-// kept every launch out meanwhile.
+// The device synchronization of ncclCommDestroy (and of the library's own frees on the fake device,
+// mcrpmpi_fake_nccl_wait_for_kernels): returns when no communicator has work in flight, having kept
+// every launch out meanwhile.
 void synchronize_for_teardown();
 
 }  // namespace device_model

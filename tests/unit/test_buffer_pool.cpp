@@ -6,8 +6,13 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <unistd.h>
+
+#include <atomic>
+#include <functional>
 #include <vector>
 
+#include "device/background_free.h"
 #include "device/buffer_pool.h"
 #include "device/fake_device.h"
 #include "device/handles.h"
@@ -94,6 +99,57 @@ TEST(BufferPool, BlocksHandedOutBeforeAbandonedWorkAreNotReused) {
     ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 1000, later).ok());
   }
   EXPECT_EQ(settled_cached(BufferKind::pinned_host), 1024u);
+}
+
+// While the gate is shut (NCCL work in flight, device/background_free.h) no block is freed, and a
+// block past the limit stays reusable instead of being replaced by a new allocation; blocks that
+// abandoned work may use wait too. Once the gate opens, the cache is trimmed to its limit.
+std::atomic<bool> g_gate_open{true};
+std::atomic<int> g_gate_refusals{0};
+
+bool test_gate(const std::function<void()>& work) {
+  if (!g_gate_open.load()) {
+    g_gate_refusals.fetch_add(1);
+    return false;
+  }
+  work();
+  return true;
+}
+
+void wait_for_refusal() {
+  const int before = g_gate_refusals.load();
+  for (int i = 0; i < 2000 && g_gate_refusals.load() == before; ++i) usleep(1000);
+}
+
+TEST(BufferPool, NothingIsFreedWhileTheGateIsShut) {
+  mcrp::device::release_cached_buffers();
+  mcrp::device::set_quiet_gate(&test_gate);
+  g_gate_open = false;
+  char* first = nullptr;
+  {
+    Buffer big;  // past the 1 MiB device limit
+    ASSERT_TRUE(acquire(BufferKind::device, 0, 2u << 20, big).ok());
+    first = big.data();
+  }
+  wait_for_refusal();
+  EXPECT_EQ(pool_usage(BufferKind::device).cached, 2u << 20);
+  {
+    Buffer again;
+    ASSERT_TRUE(acquire(BufferKind::device, 0, 2u << 20, again).ok());
+    EXPECT_EQ(again.data(), first);  // the same block, not a new allocation
+  }
+  {
+    Buffer abandoned;
+    ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 1000, abandoned).ok());
+    mcrp::device::note_abandoned_work();
+  }
+  wait_for_refusal();
+  EXPECT_EQ(pool_usage(BufferKind::pinned_host).freeing, 1024u);  // not reusable, not freed yet
+  g_gate_open = true;
+  EXPECT_EQ(settled_cached(BufferKind::device), 0u);
+  EXPECT_EQ(pool_usage(BufferKind::pinned_host).freeing, 0u);
+  EXPECT_EQ(pool_usage(BufferKind::device).freeing, 0u);
+  mcrp::device::set_quiet_gate(nullptr);
 }
 
 // A wait that gives up on a copy still queued (here: its progress hook fails, as on a timeout or a
