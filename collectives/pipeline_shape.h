@@ -46,6 +46,8 @@ struct ChunkedSide {
 
   device::Buffer image;  // pinned, every row's bytes, chunk-major
 
+  // The first byte of the user's buffer this side reads or writes.
+  const char* user_memory() const { return packed ? user.base + span.lo : rows_at; }
   bool uneven() const { return !row_lengths.empty(); }
   std::size_t row_offset(int r) const { return uneven() ? row_offsets[static_cast<std::size_t>(r)] : r * pitch; }
   std::size_t row_length(int r) const { return uneven() ? row_lengths[static_cast<std::size_t>(r)] : row_bytes; }

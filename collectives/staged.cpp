@@ -29,8 +29,8 @@ class StagedCall {
   }
 
   Status stage_in(cudaStream_t stream) {
-    MCRP_TRY(mcrp::stage_in(p_.layout.send, p_.send_type, stream, &send_));
-    return mcrp::stage_in(p_.layout.recv, p_.recv_type, stream, &recv_);
+    MCRP_TRY(mcrp::stage_in(p_.layout.send, p_.send_type, stream, p_.device, &send_));
+    return mcrp::stage_in(p_.layout.recv, p_.recv_type, stream, p_.device, &recv_);
   }
   Status stage_out(cudaStream_t stream) const { return mcrp::stage_out(p_.layout.recv, recv_, stream); }
 

@@ -138,6 +138,10 @@ class PipelinedCall::CopyBackWhileWaiting final : public device::ProgressHook {
 Status PipelinedCall::prepare_images(MpiProgress& mpi) {
   for (ChunkedSide* side : {&shape_.send, &shape_.recv}) {
     if (!side->active) continue;
+    // The streams wait for their own GPU's earlier default-stream work; a side on another GPU's too.
+    const device::PointerInfo where = device::locate(side->user_memory());
+    MCRP_TRY(device::order_after_memory_device(where, device_, to_host_));
+    MCRP_TRY(device::order_after_memory_device(where, device_, to_device_));
     MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, side->total_bytes(), side->image));
     if (side->packed) MCRP_TRY(pack_input(*side, to_host_, mpi));
   }

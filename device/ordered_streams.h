@@ -6,6 +6,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include "device/cuda_runtime.h"
 #include "device/status.h"
 
 namespace mcrp::device {
@@ -15,6 +16,14 @@ namespace mcrp::device {
 // One cudaStreamQuery when that stream is idle; otherwise one event recorded on it and waited for
 // on `stream`, both asynchronous. Work on the application's other streams is not seen (README).
 Status order_after_legacy_stream(int device, cudaStream_t stream);
+
+// For memory at `where` that a stream of device `stream_device` (already ordered after its own
+// device's legacy stream) reads or writes: device memory on another GPU has `stream` wait for that
+// GPU's legacy stream too. Nothing for host memory or memory on the stream's own device.
+inline Status order_after_memory_device(const PointerInfo& where, int stream_device, cudaStream_t stream) {
+  if (where.kind != MemoryKind::device || where.device == stream_device) return {};  // the usual case
+  return order_after_legacy_stream(where.device, stream);
+}
 
 // The copy stream of `device`, created on first use and ordered as above at every call, so the
 // call's copies read and write the user's buffers only after the application's earlier work.

@@ -26,8 +26,8 @@ class StagedTransfer {
   }
 
   Status stage_in(cudaStream_t stream) {
-    MCRP_TRY(mcrp::stage_in(p_.send, p_.send_type, stream, &send_));
-    return mcrp::stage_in(p_.recv, p_.recv_type, stream, &recv_);
+    MCRP_TRY(mcrp::stage_in(p_.send, p_.send_type, stream, p_.device, &send_));
+    return mcrp::stage_in(p_.recv, p_.recv_type, stream, p_.device, &recv_);
   }
   // The received bytes back to the device (nothing for a cancelled receive or a send).
   Status stage_out(const MPI_Status& status, cudaStream_t stream) const {

@@ -49,7 +49,7 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
     MCRP_TRY(device::acquire(device::BufferKind::device, device, span_.bytes(), scratch_));
     data = scratch_.data() - span_.lo;  // block offsets stay relative to the user's base
     // `stream` waits for its own device's default stream; a buffer on another GPU has that GPU's too.
-    if (where.kind == device::MemoryKind::device) MCRP_TRY(device::order_after_legacy_stream(where.device, stream));
+    MCRP_TRY(device::order_after_memory_device(where, device, stream));
     if (!side.read && covers_span(side, type, span_)) return {};
     return device::copy_async(scratch_.data(), side.base + span_.lo, span_.bytes(), stream,
                               "cudaMemcpyAsync (to the NCCL communicator's device)");

@@ -4,18 +4,22 @@
 
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
+#include "device/ordered_streams.h"
 #include "runtime/profile.h"
 
 namespace mcrp {
 
-Status stage_in(const BufferSide& side, const TypeInfo& type, cudaStream_t stream, HostImage* image) {
+Status stage_in(const BufferSide& side, const TypeInfo& type, cudaStream_t stream, int stream_device,
+                HostImage* image) {
   profile::StepTimer copying_in(profile::Step::queue);
   image->base = side.base;
   if (!side.significant()) return {};
   image->span = span_of(side, type);
   if (image->span.bytes() == 0) return {};
   const char* device_start = side.base + image->span.lo;
-  if (device::locate(device_start).kind != device::MemoryKind::device) return {};
+  const device::PointerInfo where = device::locate(device_start);
+  if (where.kind != device::MemoryKind::device) return {};
+  MCRP_TRY(device::order_after_memory_device(where, stream_device, stream));
   MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, image->span.bytes(), image->pinned));
   image->staged = true;
   image->base = image->pinned.data() - image->span.lo;

@@ -19,7 +19,10 @@ struct HostImage {
   char* base = nullptr;  // what the base MPI gets in place of side.base
 };
 
-Status stage_in(const BufferSide& side, const TypeInfo& type, cudaStream_t stream, HostImage* image);
+// `stream` is a copy stream of device `stream_device`, ordered after that device's legacy default
+// stream; a side on another GPU has the stream wait for that GPU's too.
+Status stage_in(const BufferSide& side, const TypeInfo& type, cudaStream_t stream, int stream_device,
+                HostImage* image);
 // The whole span of a written side back to the device.
 Status stage_out(const BufferSide& side, const HostImage& image, cudaStream_t stream);
 // Only what a received message of `bytes` bytes wrote into a one-block receive side (a receive may
