@@ -13,11 +13,11 @@
 
 namespace mcrp {
 
-// MCRPMPI_NCCL_TIMEOUT from a start: expired() reads the clock on every 64th call only (a clock
-// read costs more than a progress poll).
 // Now plus `seconds` (fractions kept).
 std::chrono::steady_clock::time_point deadline_after(double seconds);
 
+// MCRPMPI_NCCL_TIMEOUT from a start: expired() reads the clock on every 64th call only (a clock
+// read costs more than a progress poll).
 class NcclDeadline {
  public:
   NcclDeadline();

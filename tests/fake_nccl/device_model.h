@@ -7,10 +7,10 @@
 // ranks whose threads each destroyed a communicator while another thread's NCCL kernel waited for the
 // peer's matching launch, itself stuck behind the peer's own destroy.
 //
-// Here: every launch holds the launch gate shared; ncclCommDestroy holds it exclusively and waits
-// until every communicator of the process has no work in flight (failed and stopped ones count as
-// idle: their work is not coming). ncclCommAbort does not wait (the library aborts only what it has
-// stopped first).
+// Here: every launch holds the launch gate shared; a device synchronization (ncclCommDestroy's, and
+// the library's frees) holds it exclusively and waits until every communicator of the process has
+// no work in flight (failed and stopped ones count as idle: their work is not coming).
+// ncclCommAbort does not wait (the library aborts only what it has stopped first).
 #pragma once
 #include <shared_mutex>
 
@@ -35,7 +35,7 @@ class Launch {
 // The device synchronization of ncclCommDestroy (and of the library's own frees on the fake device,
 // mcrpmpi_fake_nccl_wait_for_kernels): returns when no communicator has work in flight, having kept
 // every launch out meanwhile.
-void synchronize_for_teardown();
+void synchronize_device();
 
 }  // namespace device_model
 }  // namespace fake_nccl

@@ -162,14 +162,14 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
-  fake_nccl::device_model::synchronize_for_teardown();
+  fake_nccl::device_model::synchronize_device();
   delete comm_of(comm);
   return ncclSuccess;
 }
 
 // Not NCCL's: the library's fake device calls it at each free it makes, as cudaFree and cudaFreeHost
 // wait for the kernels in flight (device/fake_device.h, set_fake_kernel_wait).
-extern "C" void mcrpmpi_fake_nccl_wait_for_kernels() { fake_nccl::device_model::synchronize_for_teardown(); }
+extern "C" void mcrpmpi_fake_nccl_wait_for_kernels() { fake_nccl::device_model::synchronize_device(); }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   delete comm_of(comm);

@@ -1,13 +1,13 @@
 #include "tests/fake_nccl/fake_comm.h"
 
-#include "tests/fake_nccl/device_model.h"
-
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+
+#include "tests/fake_nccl/device_model.h"
 
 namespace fake_nccl {
 namespace {
