@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "device/background_free.h"
+#include "device/quiet_work.h"
 #include "device/cuda_runtime.h"
 #include "device/fake_device.h"
 #include "device/handles.h"
@@ -32,6 +32,7 @@ struct Pool {
   std::vector<Shelves> device_blocks;  // by device ordinal + 1 (-1: the device current then), grown on demand
   PoolUsage usage[2];                  // by BufferKind
   bool trim_queued = false;            // a trim_to_limits waits on the background thread
+  std::array<bool, 64> warming{};      // a pinned block of 2^k bytes is to be allocated at a quiet moment
 
   std::vector<char*>& shelf(BufferKind kind, int device, std::size_t capacity) {
     const auto k = static_cast<std::size_t>(__builtin_ctzll(capacity));
@@ -74,6 +75,9 @@ std::size_t bucket_capacity(std::size_t bytes) {
 Status allocate_block(BufferKind kind, int device, std::size_t capacity, char** block) {
   void* raw = nullptr;
   if (fake_device()) {
+    // As cudaMallocHost may (quiet_work.h): waits for all work on the device. cudaMalloc is not
+    // modelled so: it was not seen to wait, and device blocks have no fallback.
+    if (kind == BufferKind::pinned_host) fake_synchronize_device();
     raw = kind == BufferKind::pinned_host ? std::malloc(capacity) : fake_allocate(capacity);
     if (raw == nullptr) return Status(MPI_ERR_NO_MEM, "out of (fake device) memory");
   } else if (kind == BufferKind::pinned_host) {
@@ -135,7 +139,7 @@ void free_taken(const std::vector<Taken>& taken) {
 
 // A block that may not be reused (counted in `freeing`): freed on the background thread.
 void free_in_background(BufferKind kind, int device, char* block, std::size_t capacity) {
-  free_later([taken = Taken{block, kind, device, capacity}] { free_taken({taken}); });
+  defer_until_quiet([taken = Taken{block, kind, device, capacity}] { free_taken({taken}); });
 }
 
 // Takes idle blocks off the shelves, the largest first, while `shrink(usage)` says that kind's cache
@@ -157,7 +161,7 @@ std::vector<Taken> take_idle(Pool& p, Shrink shrink) {
 }
 
 // Frees idle blocks until each kind's cache is within its limit. Queued by a release that put the
-// cache over it; until it runs (at a quiet moment: background_free.h) the blocks stay reusable, so a
+// cache over it; until it runs (at a quiet moment: quiet_work.h) the blocks stay reusable, so a
 // cache over its limit lasts no longer than the NCCL work that keeps the gate shut, and a program
 // that keeps NCCL busy reuses its blocks instead of piling up new ones.
 void trim_to_limits() {
@@ -182,6 +186,83 @@ void free_every_cached_block() {
   free_taken(taken);
 }
 
+// Takes an idle block of *capacity bytes off its shelf -- or, with `larger`, of the smallest capacity
+// above it that has one, updating *capacity -- and counts it in use; null when there is none.
+char* take_idle_block(BufferKind kind, int device, std::size_t* capacity, bool larger) {
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  std::size_t size = *capacity;
+  std::vector<char*>* blocks = &p.shelf(kind, device, size);
+  while (larger && blocks->empty() && size < (std::size_t{1} << 62)) {
+    size <<= 1;
+    blocks = &p.shelf(kind, device, size);
+  }
+  if (blocks->empty()) return nullptr;
+  char* block = blocks->back();
+  blocks->pop_back();
+  PoolUsage& usage = usage_of(p, kind);
+  usage.cached -= size;
+  usage.in_use += size;
+  *capacity = size;
+  return block;
+}
+
+// Allocates a pinned block of `capacity` bytes for the cache, if it fits within the limit; run at a
+// quiet moment, after a call had to make do without one (new_block).
+void warm(std::size_t capacity) {
+  Pool& p = pool();
+  const auto k = static_cast<std::size_t>(__builtin_ctzll(capacity));
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.warming[k] = false;
+    const PoolUsage& usage = usage_of(p, BufferKind::pinned_host);
+    if (usage.cached + capacity > usage.limit || !p.pinned[k].empty()) return;
+  }
+  char* block = nullptr;
+  if (!allocate_block(BufferKind::pinned_host, -1, capacity, &block).ok()) return;
+  std::lock_guard<std::mutex> lock(p.mutex);
+  usage_of(p, BufferKind::pinned_host).cached += capacity;
+  p.pinned[k].push_back(block);
+}
+
+// A block for acquire when no idle one of its capacity is cached. Pinned memory is allocated only
+// through the quiet gate (cudaMallocHost may wait for the whole device: quiet_work.h). While the gate
+// is shut a larger idle block serves, else pageable memory: copies to and from it are synchronous
+// for the calling thread but wait for nothing other than their own stream. A pinned block of that
+// capacity is then allocated at the next quiet moment, so the calls after find one. Device blocks
+// are allocated at once (cudaMalloc has no such fallback, and was not seen waiting).
+Status new_block(BufferKind kind, int device, std::size_t* capacity, char** block, bool* pageable) {
+  Status allocated;
+  bool ran = true;
+  if (kind == BufferKind::device) {
+    allocated = allocate_block(kind, device, *capacity, block);
+  } else {
+    ran = run_if_quiet([&] { allocated = allocate_block(kind, device, *capacity, block); });
+  }
+  Pool& p = pool();
+  if (ran) {
+    MCRP_TRY(allocated);
+    std::lock_guard<std::mutex> lock(p.mutex);
+    usage_of(p, kind).in_use += *capacity;
+    return {};
+  }
+  if ((*block = take_idle_block(kind, device, capacity, true)) != nullptr) return {};
+  *block = static_cast<char*>(std::malloc(*capacity));
+  if (*block == nullptr) return Status(MPI_ERR_NO_MEM, "out of host memory for a staging block");
+  *pageable = true;
+  const auto k = static_cast<std::size_t>(__builtin_ctzll(*capacity));
+  bool queue_warm = false;
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    PoolUsage& usage = usage_of(p, kind);
+    usage.in_use += *capacity;
+    ++usage.pageable_blocks;
+    queue_warm = !std::exchange(p.warming[k], true);
+  }
+  if (queue_warm) defer_until_quiet([size = *capacity] { warm(size); });
+  return {};
+}
+
 }  // namespace
 
 Buffer::Buffer(Buffer&& other) noexcept { *this = std::move(other); }
@@ -195,14 +276,43 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     kind_ = other.kind_;
     device_ = other.device_;
     abandoned_before_ = other.abandoned_before_;
+    pageable_ = std::exchange(other.pageable_, false);
   }
   return *this;
 }
 
 Buffer::~Buffer() { release(); }
 
+// A pageable stand-in is never pooled. CUDA has consumed such memory by the time a cudaMemcpyAsync
+// to or from it returns (it copies through staging memory of its own), so it is freed at once; after
+// abandoned work, through the background thread's device synchronization, for the fake device's
+// queued copies (MCRPMPI_FAKE_DEVICE=async), which have no such staging.
+void Buffer::release_pageable() {
+  const bool abandoned = g_abandoned.load(std::memory_order_acquire) != abandoned_before_;
+  {
+    Pool& p = pool();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    usage_of(p, kind_).in_use -= capacity_;
+  }
+  if (abandoned && fake_device()) {
+    defer_until_quiet([block = data_] {
+      fake_synchronize_device();
+      std::free(block);
+    });
+  } else {
+    std::free(data_);
+  }
+  data_ = nullptr;
+  size_ = capacity_ = 0;
+  pageable_ = false;
+}
+
 void Buffer::release() {
   if (data_ == nullptr) return;
+  if (pageable_) {
+    release_pageable();
+    return;
+  }
   // Abandoned work handed out before may still use the block: not for reuse (see note_abandoned_work).
   const bool reusable = g_abandoned.load(std::memory_order_acquire) == abandoned_before_;
   bool trim = false;
@@ -220,7 +330,7 @@ void Buffer::release() {
     }
   }
   if (!reusable) free_in_background(kind_, device_, data_, capacity_);
-  if (trim) free_later(trim_to_limits);
+  if (trim) defer_until_quiet(trim_to_limits);
   data_ = nullptr;
   size_ = capacity_ = 0;
 }
@@ -228,50 +338,32 @@ void Buffer::release() {
 Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out) {
   out = Buffer();
   if (bytes == 0) return {};
-  const std::size_t capacity = bucket_capacity(bytes);
+  std::size_t capacity = bucket_capacity(bytes);
   if (kind == BufferKind::pinned_host) device = -1;
-  char* block = nullptr;
-  {
-    Pool& p = pool();
-    std::lock_guard<std::mutex> lock(p.mutex);
-    PoolUsage& usage = usage_of(p, kind);
-    std::vector<char*>& blocks = p.shelf(kind, device, capacity);
-    if (!blocks.empty()) {
-      block = blocks.back();
-      blocks.pop_back();
-      usage.cached -= capacity;
-    }
-    usage.in_use += capacity;  // counted before allocating, so the sum never goes negative
-  }
-  if (block == nullptr) {
-    const Status allocated = allocate_block(kind, device, capacity, &block);
-    if (!allocated.ok()) {
-      Pool& p = pool();
-      std::lock_guard<std::mutex> lock(p.mutex);
-      usage_of(p, kind).in_use -= capacity;
-      return allocated;
-    }
-  }
+  char* block = take_idle_block(kind, device, &capacity, false);
+  bool pageable = false;
+  if (block == nullptr) MCRP_TRY(new_block(kind, device, &capacity, &block, &pageable));
   out.abandoned_before_ = g_abandoned.load(std::memory_order_acquire);
   out.data_ = block;
   out.size_ = bytes;
   out.capacity_ = capacity;
   out.kind_ = kind;
   out.device_ = device;
+  out.pageable_ = pageable;
   return {};
 }
 
 void note_abandoned_work() { g_abandoned.fetch_add(1, std::memory_order_acq_rel); }
 
 void release_cached_buffers() {
-  free_later(free_every_cached_block);
-  wait_for_frees();
+  defer_until_quiet(free_every_cached_block);
+  wait_for_deferred();
 }
 
 Status release_cached_buffers(ProgressHook& progress) {
   if (run_if_quiet(free_every_cached_block)) return {};  // the usual case: nothing in flight any more
-  free_later(free_every_cached_block);
-  return wait_for_frees(progress);
+  defer_until_quiet(free_every_cached_block);
+  return wait_for_deferred(progress);
 }
 
 PoolUsage pool_usage(BufferKind kind) {
@@ -283,10 +375,14 @@ PoolUsage pool_usage(BufferKind kind) {
 }  // namespace mcrp::device
 
 extern "C" void mcrpmpi_pool_bytes(int kind, std::size_t* in_use, std::size_t* cached, std::size_t* limit) {
-  mcrp::device::wait_for_frees();
+  mcrp::device::wait_for_deferred();
   const mcrp::device::PoolUsage usage =
       mcrp::device::pool_usage(kind == 1 ? mcrp::device::BufferKind::device : mcrp::device::BufferKind::pinned_host);
   if (in_use != nullptr) *in_use = usage.in_use;
   if (cached != nullptr) *cached = usage.cached;
   if (limit != nullptr) *limit = usage.limit;
+}
+
+extern "C" std::uint64_t mcrpmpi_abandoned_work_count() {
+  return mcrp::device::g_abandoned.load(std::memory_order_acquire);
 }

@@ -1,13 +1,18 @@
-// Reusable pinned-host and device scratch buffers. cudaMallocHost and cudaMalloc cost milliseconds
-// and synchronize the device, so staging and packing draw blocks from per-kind free lists bucketed
-// by powers of two and return them when the owning Buffer goes out of scope.
+// Reusable pinned-host and device scratch buffers. cudaMallocHost and cudaMalloc cost milliseconds,
+// and frees wait for the whole device, so staging and packing draw blocks from per-kind free lists
+// bucketed by powers of two and return them when the owning Buffer goes out of scope.
 //
 // The idle blocks kept per kind are bounded (MCRPMPI_PINNED_POOL_LIMIT, MCRPMPI_DEVICE_POOL_LIMIT,
 // bytes, default 256 MiB and 512 MiB): when a returned block puts the cache past the limit, the
 // largest idle blocks are freed until it is within, so a program whose message sizes wander keeps
 // at most the limit cached, not its history. The frees run on a background thread at a moment no
-// NCCL work is in flight (device/background_free.h: cudaFree and cudaFreeHost wait for the whole
+// NCCL work is in flight (device/quiet_work.h: cudaFree and cudaFreeHost wait for the whole
 // device); until then the blocks stay reusable.
+//
+// New pinned blocks are allocated only at such a moment too (cudaMallocHost may wait likewise).
+// A call that needs one while NCCL work is in flight gets a larger idle pinned block, else a
+// pageable one (malloc: its copies are synchronous, but wait for no NCCL kernel), and the pool
+// allocates a pinned block of that size at the next quiet moment for the calls after.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +39,7 @@ class Buffer {
  private:
   friend Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out);
   void release();
+  void release_pageable();
 
   char* data_ = nullptr;
   std::size_t size_ = 0;
@@ -41,6 +47,7 @@ class Buffer {
   BufferKind kind_ = BufferKind::pinned_host;
   int device_ = -1;
   std::uint64_t abandoned_before_ = 0;  // note_abandoned_work's count when the block was handed out
+  bool pageable_ = false;               // malloc'd stand-in for a pinned block (acquire), never pooled
 };
 
 // Hands out a buffer of at least `bytes` (device buffers on `device`). A zero-byte request
@@ -65,6 +72,7 @@ struct PoolUsage {
   std::size_t cached = 0;  // bytes of idle blocks kept for reuse
   std::size_t limit = 0;   // the bound on `cached` once the background thread has trimmed it
   std::size_t freeing = 0; // bytes handed to the background free, not yet freed
+  std::size_t pageable_blocks = 0;  // pinned requests served by pageable memory, the gate being shut
 };
 PoolUsage pool_usage(BufferKind kind);
 
@@ -75,3 +83,7 @@ PoolUsage pool_usage(BufferKind kind);
 // and `in_use` are what stays.
 extern "C" __attribute__((visibility("default"))) void mcrpmpi_pool_bytes(int kind, std::size_t* in_use,
                                                                          std::size_t* cached, std::size_t* limit);
+
+// How often note_abandoned_work was called; for test programs (dlsym), which check that an ordinary
+// error such as MPI_ERR_TRUNCATE does not cost the pool its blocks.
+extern "C" __attribute__((visibility("default"))) std::uint64_t mcrpmpi_abandoned_work_count();

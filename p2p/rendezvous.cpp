@@ -263,12 +263,14 @@ class Receive final : public Listener, public TransferEnd, public std::enable_sh
     if (phase_ != Phase::done) return {};
     *done = true;
     if (announced_ > capacity_) {
+      truncated_ = true;  // after every copy: no device work left behind
       return Status(MPI_ERR_TRUNCATE, "message of " + std::to_string(announced_) + " bytes, receive buffer of " +
                                           std::to_string(capacity_));
     }
     return {};
   }
 
+  bool truncated() const { return truncated_.load(std::memory_order_acquire); }
   void fill_status(MPI_Status* status) const {
     PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(accepted_));
     PMPI_Status_set_cancelled(status, cancelled_ ? 1 : 0);
@@ -382,6 +384,7 @@ class Receive final : public Listener, public TransferEnd, public std::enable_sh
   std::size_t capacity_ = 0, announced_ = 0, accepted_ = 0;
   int source_ = MPI_ANY_SOURCE, tag_ = MPI_ANY_TAG;
   Phase phase_ = Phase::header;
+  std::atomic<bool> truncated_{false};  // failed with MPI_ERR_TRUNCATE only
   Status error_;
   device::Buffer header_buffer_;
   MPI_Request header_request_ = MPI_REQUEST_NULL;
@@ -399,6 +402,7 @@ class RecvOp final : public AsyncOp {
   Status progress(bool* done) override { return receive_->poll(done); }
   void fill_status(MPI_Status* status) const override { receive_->fill_status(status); }
   void cancel() override { receive_->cancel(); }
+  bool left_device_work() const override { return !receive_->truncated(); }
 
  private:
   std::shared_ptr<Receive> receive_;
@@ -410,11 +414,18 @@ class SendRecvOp final : public AsyncOp {
  public:
   SendRecvOp(std::unique_ptr<SendOp> send, std::unique_ptr<RecvOp> recv)
       : send_(std::move(send)), recv_(std::move(recv)) {}
+  // A half that fails ends; the other runs on to its end before the op reports the failure: a send
+  // still waiting for its clear-to-send, or still being read by the base MPI, must outlive the
+  // receive's MPI_ERR_TRUNCATE (the peer is owed its message).
   Status progress(bool* done) override {
-    if (!send_done_) MCRP_TRY(send_->progress(&send_done_));
-    if (!recv_done_) MCRP_TRY(recv_->progress(&recv_done_));
-    *done = send_done_ && recv_done_;
-    return {};
+    advance_half(*send_, &send_done_, &send_failure_);
+    advance_half(*recv_, &recv_done_, &recv_failure_);
+    if (!send_done_ || !recv_done_) return {};
+    *done = true;
+    return send_failure_.ok() ? recv_failure_ : send_failure_;
+  }
+  bool left_device_work() const override {
+    return !send_failure_.ok() || (!recv_failure_.ok() && recv_->left_device_work());
   }
   void fill_status(MPI_Status* status) const override { recv_->fill_status(status); }
   void cancel() override {
@@ -423,9 +434,16 @@ class SendRecvOp final : public AsyncOp {
   }
 
  private:
+  static void advance_half(AsyncOp& half, bool* done, Status* failure) {
+    if (*done) return;
+    *failure = half.progress(done);
+    if (!failure->ok()) *done = true;
+  }
+
   std::unique_ptr<SendOp> send_;
   std::unique_ptr<RecvOp> recv_;
   bool send_done_ = false, recv_done_ = false;
+  Status send_failure_, recv_failure_;
 };
 
 // Runs an op to completion, keeping MPI and the library progressing.
@@ -435,7 +453,7 @@ Status wait_op(AsyncOp& op, MPI_Status* status) {
     bool done = false;
     const Status result = op.progress(&done);
     if (done || !result.ok()) {
-      if (!result.ok()) device::note_abandoned_work();  // its copies may still be queued
+      if (!result.ok() && op.left_device_work()) device::note_abandoned_work();  // copies may still be queued
       if (status != MPI_STATUS_IGNORE) op.fill_status(status);
       return result;
     }

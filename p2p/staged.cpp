@@ -90,18 +90,25 @@ class StagedP2POp final : public AsyncOp {
       }
     }
     if (!copy_queued_) {
+      // A request that fails is over (MPI frees it); the other runs on to its end before the op
+      // reports the failure, since the base MPI may still read or write its host image.
       for (int i = 0; i < 2; ++i) {
         if (inner_[i] == MPI_REQUEST_NULL) continue;
         int flag = 0;
         const int rc = PMPI_Test(&inner_[i], &flag, i == 0 ? &status_ : MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) return already_raised(rc);
+        if (rc != MPI_SUCCESS) {
+          if (base_failure_.ok()) base_failure_ = already_raised(rc);
+          inner_[i] = MPI_REQUEST_NULL;
+        }
       }
       if (inner_[0] != MPI_REQUEST_NULL || inner_[1] != MPI_REQUEST_NULL) return {};
+      MCRP_TRY(base_failure_);  // nothing was copied back: no device work left behind
       if (!staged_.copies_back()) {
         *done = true;
         return {};
       }
       device::DeviceGuard guard(device_);  // polled from whatever thread waits, any device current
+      copying_back_ = true;
       MCRP_TRY(staged_.stage_out(status_, stream_));
       MCRP_TRY(device::record_event(stream_, copied_back_));
       copy_queued_ = true;
@@ -114,6 +121,8 @@ class StagedP2POp final : public AsyncOp {
   // A receive not yet matched (or a send not yet started) is withdrawn by the base MPI at the next
   // progress; its status then says cancelled and nothing is copied back.
   void cancel() override { cancel_requested_ = true; }
+  // A failure of the base MPI's operation comes before any copy back.
+  bool left_device_work() const override { return copying_back_; }
 
  private:
   StagedTransfer staged_;
@@ -122,7 +131,9 @@ class StagedP2POp final : public AsyncOp {
   MPI_Request inner_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   MPI_Status status_{};  // of inner_[0]
   bool cancel_requested_ = false;
+  bool copying_back_ = false;
   bool copy_queued_ = false;
+  Status base_failure_;
   device::Event copied_back_;
 };
 

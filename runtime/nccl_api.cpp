@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "device/background_free.h"
+#include "device/quiet_work.h"
 #include "device/fake_device.h"
 #include "runtime/nccl_teardown.h"
 

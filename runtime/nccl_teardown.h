@@ -22,7 +22,7 @@ namespace mcrp {
 // Runs `work` if no NCCL work of the process is in flight, holding the NCCL launch lock so that none
 // starts meanwhile, and answers whether it ran: the moment for whatever synchronizes the device
 // (ncclCommDestroy's frees, the staging pool's cudaFree and cudaFreeHost). Installed as the device
-// layer's gate for its background frees when NCCL is loaded (device/background_free.h).
+// layer's gate for its background frees when NCCL is loaded (device/quiet_work.h).
 bool run_if_nccl_quiet(const std::function<void()>& work);
 
 // Takes over a released NCCL communicator: `abort` (after a failure, or never set up) aborts it;

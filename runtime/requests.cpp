@@ -83,7 +83,7 @@ bool advance(Generalized* g) {
   bool done = false;
   const Status status = g->op->progress(&done);
   if (!status.ok()) {
-    device::note_abandoned_work();  // the op's device work may outlive it: its blocks are not reused
+    if (g->op->left_device_work()) device::note_abandoned_work();  // its blocks are then not reused
     g->error = raise_error(g->comm, g->call, 0, status);
     done = true;
   }

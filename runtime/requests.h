@@ -35,6 +35,10 @@ class AsyncOp {
   // reporting cancelled in its status when it was withdrawn. The default does nothing (collectives
   // cannot be cancelled; MPI allows cancel to have no effect).
   virtual void cancel() {}
+  // After progress() failed: whether device work the op queued may still run, so that the blocks it
+  // held must not be reused (device::note_abandoned_work). The default assumes so; an op whose
+  // failure comes after all its device work (MPI_ERR_TRUNCATE) says no, and its blocks stay pooled.
+  virtual bool left_device_work() const { return true; }
 };
 
 // Wraps a started op into *request. `call` ("MPI_Isend") and `comm` are what an error names and

@@ -32,9 +32,9 @@ class Launch {
   Launch& operator=(const Launch&) = delete;
 };
 
-// The device synchronization of ncclCommDestroy (and of the library's own frees on the fake device,
-// mcrpmpi_fake_nccl_wait_for_kernels): returns when no communicator has work in flight, having kept
-// every launch out meanwhile.
+// The device synchronization of ncclCommDestroy (and of the library's own frees and pinned
+// allocations on the fake device, mcrpmpi_fake_nccl_wait_for_kernels): returns when no communicator
+// has work in flight, having kept every launch out meanwhile.
 void synchronize_device();
 
 }  // namespace device_model

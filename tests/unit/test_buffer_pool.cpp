@@ -12,7 +12,7 @@
 #include <functional>
 #include <vector>
 
-#include "device/background_free.h"
+#include "device/quiet_work.h"
 #include "device/buffer_pool.h"
 #include "device/fake_device.h"
 #include "device/handles.h"
@@ -101,7 +101,7 @@ TEST(BufferPool, BlocksHandedOutBeforeAbandonedWorkAreNotReused) {
   EXPECT_EQ(settled_cached(BufferKind::pinned_host), 1024u);
 }
 
-// While the gate is shut (NCCL work in flight, device/background_free.h) no block is freed, and a
+// While the gate is shut (NCCL work in flight, device/quiet_work.h) no block is freed, and a
 // block past the limit stays reusable instead of being replaced by a new allocation; blocks that
 // abandoned work may use wait too. Once the gate opens, the cache is trimmed to its limit.
 std::atomic<bool> g_gate_open{true};
@@ -123,6 +123,10 @@ void wait_for_refusal() {
 
 TEST(BufferPool, NothingIsFreedWhileTheGateIsShut) {
   mcrp::device::release_cached_buffers();
+  {
+    Buffer cached;  // pinned blocks are allocated only while the gate is open: one for later
+    ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 1000, cached).ok());
+  }
   mcrp::device::set_quiet_gate(&test_gate);
   g_gate_open = false;
   char* first = nullptr;
@@ -149,6 +153,47 @@ TEST(BufferPool, NothingIsFreedWhileTheGateIsShut) {
   EXPECT_EQ(settled_cached(BufferKind::device), 0u);
   EXPECT_EQ(pool_usage(BufferKind::pinned_host).freeing, 0u);
   EXPECT_EQ(pool_usage(BufferKind::device).freeing, 0u);
+  mcrp::device::set_quiet_gate(nullptr);
+}
+
+// While the gate is shut no pinned block is allocated either (cudaMallocHost may wait for the whole
+// device, quiet_work.h): a request the cache cannot serve gets a larger idle block, else pageable
+// memory, and a pinned block of its size is allocated once the gate opens.
+TEST(BufferPool, NoPinnedAllocationWhileTheGateIsShut) {
+  mcrp::device::release_cached_buffers();
+  mcrp::device::set_quiet_gate(&test_gate);
+  g_gate_open = false;
+  const std::size_t pageable_before = pool_usage(BufferKind::pinned_host).pageable_blocks;
+  {
+    Buffer stand_in;
+    ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 1000, stand_in).ok());
+    ASSERT_NE(stand_in.data(), nullptr);
+    stand_in.data()[999] = 1;
+    EXPECT_EQ(pool_usage(BufferKind::pinned_host).pageable_blocks, pageable_before + 1);
+    EXPECT_EQ(pool_usage(BufferKind::pinned_host).in_use, 1024u);
+  }
+  EXPECT_EQ(pool_usage(BufferKind::pinned_host).in_use, 0u);
+  EXPECT_EQ(pool_usage(BufferKind::pinned_host).cached, 0u);  // a pageable block is never pooled
+  wait_for_refusal();
+  EXPECT_EQ(pool_usage(BufferKind::pinned_host).cached, 0u);  // nor is the warm-up run while shut
+  g_gate_open = true;
+  EXPECT_EQ(settled_cached(BufferKind::pinned_host), 1024u);  // warmed at the quiet moment
+  g_gate_open = false;
+  char* warmed = nullptr;
+  {
+    Buffer pinned;
+    ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 1000, pinned).ok());
+    warmed = pinned.data();
+  }
+  {
+    Buffer smaller;  // its own shelf (256 B) is empty: the idle 1024 B block serves
+    ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 200, smaller).ok());
+    EXPECT_EQ(smaller.data(), warmed);
+    EXPECT_EQ(pool_usage(BufferKind::pinned_host).in_use, 1024u);
+  }
+  EXPECT_EQ(pool_usage(BufferKind::pinned_host).pageable_blocks, pageable_before + 1);
+  EXPECT_EQ(pool_usage(BufferKind::pinned_host).cached, 1024u);  // back on its own shelf
+  g_gate_open = true;
   mcrp::device::set_quiet_gate(nullptr);
 }
 

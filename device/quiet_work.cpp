@@ -1,4 +1,4 @@
-#include "device/background_free.h"
+#include "device/quiet_work.h"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 namespace mcrp::device {
 namespace {
 
-struct FreeQueue {
+struct DeferredQueue {
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<std::function<void()>> queued;
@@ -21,8 +21,8 @@ struct FreeQueue {
   bool started = false;
 };
 
-FreeQueue& free_queue() {
-  static FreeQueue* instance = new FreeQueue;  // never destroyed: the thread is detached
+DeferredQueue& deferred_queue() {
+  static DeferredQueue* instance = new DeferredQueue;  // never destroyed: the thread is detached
   return *instance;
 }
 
@@ -34,17 +34,17 @@ bool always_open(const std::function<void()>& work) {
 std::atomic<QuietGate> g_gate{&always_open};
 
 // Runs `batch` through the gate, trying again with a growing pause (up to 5 ms) while it is shut:
-// the frees are not urgent, and each try costs the runtime a look at every NCCL communicator.
+// deferred work is not urgent, and each try costs the runtime a look at every NCCL communicator.
 void run_when_quiet(std::deque<std::function<void()>>& batch) {
   const std::function<void()> run_all = [&batch] {
-    for (std::function<void()>& release : batch) release();
+    for (std::function<void()>& work : batch) work();
   };
   for (useconds_t pause = 50; !run_if_quiet(run_all); pause = std::min(2 * pause, 5000u)) {
     usleep(pause);
   }
 }
 
-void serve(FreeQueue& q) {
+void serve(DeferredQueue& q) {
   std::unique_lock<std::mutex> lock(q.mutex);
   for (;;) {
     q.changed.wait(lock, [&] { return !q.queued.empty(); });
@@ -59,7 +59,7 @@ void serve(FreeQueue& q) {
   }
 }
 
-bool frees_done(FreeQueue& q) { return q.queued.empty() && q.running == 0; }
+bool deferred_done(DeferredQueue& q) { return q.queued.empty() && q.running == 0; }
 
 }  // namespace
 
@@ -67,10 +67,10 @@ void set_quiet_gate(QuietGate gate) { g_gate.store(gate != nullptr ? gate : &alw
 
 bool run_if_quiet(const std::function<void()>& work) { return g_gate.load(std::memory_order_acquire)(work); }
 
-void free_later(std::function<void()> release) {
-  FreeQueue& q = free_queue();
+void defer_until_quiet(std::function<void()> work) {
+  DeferredQueue& q = deferred_queue();
   std::lock_guard<std::mutex> lock(q.mutex);
-  q.queued.push_back(std::move(release));
+  q.queued.push_back(std::move(work));
   if (!q.started) {
     q.started = true;
     std::thread(serve, std::ref(q)).detach();
@@ -78,18 +78,18 @@ void free_later(std::function<void()> release) {
   q.changed.notify_all();
 }
 
-void wait_for_frees() {
-  FreeQueue& q = free_queue();
+void wait_for_deferred() {
+  DeferredQueue& q = deferred_queue();
   std::unique_lock<std::mutex> lock(q.mutex);
-  q.changed.wait(lock, [&] { return frees_done(q); });
+  q.changed.wait(lock, [&] { return deferred_done(q); });
 }
 
-Status wait_for_frees(ProgressHook& progress) {
-  FreeQueue& q = free_queue();
+Status wait_for_deferred(ProgressHook& progress) {
+  DeferredQueue& q = deferred_queue();
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(q.mutex);
-      if (frees_done(q)) return {};
+      if (deferred_done(q)) return {};
     }
     MCRP_TRY(progress.poll());
   }
