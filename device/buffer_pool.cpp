@@ -12,10 +12,10 @@
 #include <cstdlib>
 #include <limits>
 
-#include "device/quiet_work.h"
 #include "device/cuda_runtime.h"
 #include "device/fake_device.h"
 #include "device/handles.h"
+#include "device/quiet_work.h"
 #include "env/byte_count.h"
 
 namespace mcrp::device {
@@ -26,6 +26,9 @@ namespace {
 // and returns two blocks, issue 15's per-call cost).
 using Shelves = std::array<std::vector<char*>, 64>;
 
+// The shelf of blocks of `capacity` bytes (a power of two).
+std::size_t shelf_index(std::size_t capacity) { return static_cast<std::size_t>(__builtin_ctzll(capacity)); }
+
 struct Pool {
   std::mutex mutex;
   Shelves pinned;                      // pinned host blocks (no device)
@@ -35,7 +38,7 @@ struct Pool {
   std::array<bool, 64> warming{};      // a pinned block of 2^k bytes is to be allocated at a quiet moment
 
   std::vector<char*>& shelf(BufferKind kind, int device, std::size_t capacity) {
-    const auto k = static_cast<std::size_t>(__builtin_ctzll(capacity));
+    const std::size_t k = shelf_index(capacity);
     if (kind == BufferKind::pinned_host) return pinned[k];
     const auto slot = static_cast<std::size_t>(device < 0 ? 0 : device + 1);
     if (slot >= device_blocks.size()) device_blocks.resize(slot + 1);
@@ -211,18 +214,26 @@ char* take_idle_block(BufferKind kind, int device, std::size_t* capacity, bool l
 // quiet moment, after a call had to make do without one (new_block).
 void warm(std::size_t capacity) {
   Pool& p = pool();
-  const auto k = static_cast<std::size_t>(__builtin_ctzll(capacity));
   {
     std::lock_guard<std::mutex> lock(p.mutex);
-    p.warming[k] = false;
+    p.warming[shelf_index(capacity)] = false;
     const PoolUsage& usage = usage_of(p, BufferKind::pinned_host);
-    if (usage.cached + capacity > usage.limit || !p.pinned[k].empty()) return;
+    if (usage.cached + capacity > usage.limit || !p.shelf(BufferKind::pinned_host, -1, capacity).empty()) return;
   }
   char* block = nullptr;
   if (!allocate_block(BufferKind::pinned_host, -1, capacity, &block).ok()) return;
   std::lock_guard<std::mutex> lock(p.mutex);
   usage_of(p, BufferKind::pinned_host).cached += capacity;
-  p.pinned[k].push_back(block);
+  p.shelf(BufferKind::pinned_host, -1, capacity).push_back(block);
+}
+
+// Allocates a block and counts it in use.
+Status allocate_in_use(BufferKind kind, int device, std::size_t capacity, char** block) {
+  MCRP_TRY(allocate_block(kind, device, capacity, block));
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  usage_of(p, kind).in_use += capacity;
+  return {};
 }
 
 // A block for acquire when no idle one of its capacity is cached. Pinned memory is allocated only
@@ -232,32 +243,21 @@ void warm(std::size_t capacity) {
 // capacity is then allocated at the next quiet moment, so the calls after find one. Device blocks
 // are allocated at once (cudaMalloc has no such fallback, and was not seen waiting).
 Status new_block(BufferKind kind, int device, std::size_t* capacity, char** block, bool* pageable) {
+  if (kind == BufferKind::device) return allocate_in_use(kind, device, *capacity, block);
   Status allocated;
-  bool ran = true;
-  if (kind == BufferKind::device) {
-    allocated = allocate_block(kind, device, *capacity, block);
-  } else {
-    ran = run_if_quiet([&] { allocated = allocate_block(kind, device, *capacity, block); });
-  }
-  Pool& p = pool();
-  if (ran) {
-    MCRP_TRY(allocated);
-    std::lock_guard<std::mutex> lock(p.mutex);
-    usage_of(p, kind).in_use += *capacity;
-    return {};
-  }
+  if (run_if_quiet([&] { allocated = allocate_in_use(kind, device, *capacity, block); })) return allocated;
   if ((*block = take_idle_block(kind, device, capacity, true)) != nullptr) return {};
   *block = static_cast<char*>(std::malloc(*capacity));
   if (*block == nullptr) return Status(MPI_ERR_NO_MEM, "out of host memory for a staging block");
   *pageable = true;
-  const auto k = static_cast<std::size_t>(__builtin_ctzll(*capacity));
   bool queue_warm = false;
   {
+    Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
     PoolUsage& usage = usage_of(p, kind);
     usage.in_use += *capacity;
     ++usage.pageable_blocks;
-    queue_warm = !std::exchange(p.warming[k], true);
+    queue_warm = !std::exchange(p.warming[shelf_index(*capacity)], true);
   }
   if (queue_warm) defer_until_quiet([size = *capacity] { warm(size); });
   return {};

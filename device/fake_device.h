@@ -52,10 +52,10 @@ void fake_event_record(cudaEvent_t event);
 bool fake_event_query(cudaEvent_t event);
 // Runs every queued copy.
 void fake_synchronize();
-// The whole device's synchronization, as cudaFree and cudaFreeHost make it: every queued copy, and
-// every NCCL kernel in flight through the hook a fake NCCL installs (its device model,
-// tests/fake_nccl/device_model.h: it keeps NCCL launches out until then, as the context's lock
-// does). Without a hook, the copies only.
+// The whole device's synchronization, as cudaFree and cudaFreeHost make it (and, the library
+// assumes, cudaMallocHost: device/quiet_work.h): every queued copy, and every NCCL kernel in flight
+// through the hook a fake NCCL installs (its device model, tests/fake_nccl/device_model.h: it keeps
+// NCCL launches out until then, as the context's lock does). Without a hook, the copies only.
 void fake_synchronize_device();
 void set_fake_kernel_wait(void (*wait_for_kernels)());
 

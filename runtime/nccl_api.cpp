@@ -4,8 +4,8 @@
 
 #include <cstdlib>
 
-#include "device/quiet_work.h"
 #include "device/fake_device.h"
+#include "device/quiet_work.h"
 #include "runtime/nccl_teardown.h"
 
 namespace mcrp {
@@ -71,7 +71,8 @@ Loaded load() {
   loaded.ok = true;
   // From here on NCCL work may be in flight, so what synchronizes the device waits for a quiet moment.
   device::set_quiet_gate(&run_if_nccl_quiet);
-  // The test suite's fake NCCL plays a GPU's kernels: a free made on the fake device waits for them.
+  // The test suite's fake NCCL plays a GPU's kernels: a free or pinned allocation made on the fake
+  // device waits for them.
   if (device::fake_device()) {
     if (void* wait = dlsym(library, "mcrpmpi_fake_nccl_wait_for_kernels")) {
       device::set_fake_kernel_wait(reinterpret_cast<void (*)()>(wait));

@@ -8,7 +8,7 @@
 // communicator, then a host message the peer needs before it joins the MPI_Iallreduce.
 //
 // So a released communicator is destroyed only at a moment the process has no NCCL work in flight
-// (as are the staging pool's blocks, whose cudaFree and cudaFreeHost do the same),
+// (as are the staging pool's frees and pinned allocations, which may do the same),
 // holding the launch lock so that none can start: at once when there is none (the usual case of a
 // program that waits for its calls), else it is retired until such a moment (the start of a later
 // NCCL-routed call, or a progress poll). MPI_Finalize tears down what is left.
@@ -21,8 +21,8 @@ namespace mcrp {
 
 // Runs `work` if no NCCL work of the process is in flight, holding the NCCL launch lock so that none
 // starts meanwhile, and answers whether it ran: the moment for whatever synchronizes the device
-// (ncclCommDestroy's frees, the staging pool's cudaFree and cudaFreeHost). Installed as the device
-// layer's gate for its background frees when NCCL is loaded (device/quiet_work.h).
+// (ncclCommDestroy's frees, the staging pool's cudaFree, cudaFreeHost and cudaMallocHost). Installed
+// as the device layer's gate (device/quiet_work.h) when NCCL is loaded.
 bool run_if_nccl_quiet(const std::function<void()>& work);
 
 // Takes over a released NCCL communicator: `abort` (after a failure, or never set up) aborts it;

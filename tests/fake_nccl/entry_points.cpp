@@ -167,8 +167,9 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   return ncclSuccess;
 }
 
-// Not NCCL's: the library's fake device calls it at each free it makes, as cudaFree and cudaFreeHost
-// wait for the kernels in flight (device/fake_device.h, set_fake_kernel_wait).
+// Not NCCL's: the library's fake device calls it at each free and pinned allocation it makes, as
+// cudaFree and cudaFreeHost wait for the kernels in flight, and cudaMallocHost may
+// (device/fake_device.h, set_fake_kernel_wait).
 extern "C" void mcrpmpi_fake_nccl_wait_for_kernels() { fake_nccl::device_model::synchronize_device(); }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {

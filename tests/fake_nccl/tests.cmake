@@ -33,7 +33,7 @@ mcrpmpi_add_fake_nccl_test(thread_stress RANKS 2 3
                            COMMAND $<TARGET_FILE:test_thread_stress> --space fake-device --rounds 8)
 # The same with staging pools of 0 bytes: every block is freed, by the background thread, while other
 # threads' NCCL work is in flight; the fake NCCL makes such a free wait for its kernels (as cudaFreeHost
-# does), so a free not held to a quiet moment (device/background_free.h) deadlocks the ranks.
+# does), so a free not held to a quiet moment (device/quiet_work.h) deadlocks the ranks.
 mcrpmpi_add_fake_nccl_test(thread_stress.pool_limit_0 RANKS 2 ENV MCRPMPI_PINNED_POOL_LIMIT=0 MCRPMPI_DEVICE_POOL_LIMIT=0
                            COMMAND $<TARGET_FILE:test_thread_stress> --space fake-device --rounds 8)
 # Memory held flat with NCCL communicators created and freed (one every 64 rounds): freed ones must be

@@ -135,6 +135,13 @@ int main(int argc, char** argv) {
   const auto nothing = [] {};
   const auto free_pinned = [&] { require(cudaFreeHost(block), "cudaFreeHost"); };
   const auto free_device = [&] { require(cudaFree(block), "cudaFree"); };
+  // A copy of kBytes on the other stream, and its synchronization (the library's copy stream).
+  const auto copy_on_other = [&](void* to, const void* from, cudaMemcpyKind kind) {
+    return [&other, to, from, kind] {
+      require(cudaMemcpyAsync(to, from, kBytes, kind, other), "cudaMemcpyAsync");
+      require(cudaStreamSynchronize(other), "cudaStreamSynchronize");
+    };
+  };
   struct Probe {
     const char* name;
     std::function<void()> prepare;  // before the kernel starts
@@ -162,25 +169,11 @@ int main(int argc, char** argv) {
        },
        nothing},
       {"cudaMemcpyAsync device->pinned, other stream + sync", nothing,
-       [&] {
-         require(cudaMemcpyAsync(pinned_target, device_source, kBytes, cudaMemcpyDeviceToHost, other), "cudaMemcpyAsync");
-         require(cudaStreamSynchronize(other), "cudaStreamSynchronize");
-       },
-       nothing},
+       copy_on_other(pinned_target, device_source, cudaMemcpyDeviceToHost), nothing},
       {"cudaMemcpyAsync device->pageable, other stream + sync", nothing,
-       [&] {
-         require(cudaMemcpyAsync(pageable_target.data(), device_source, kBytes, cudaMemcpyDeviceToHost, other),
-                 "cudaMemcpyAsync");
-         require(cudaStreamSynchronize(other), "cudaStreamSynchronize");
-       },
-       nothing},
+       copy_on_other(pageable_target.data(), device_source, cudaMemcpyDeviceToHost), nothing},
       {"cudaMemcpyAsync pageable->device, other stream + sync", nothing,
-       [&] {
-         require(cudaMemcpyAsync(device_source, pageable_target.data(), kBytes, cudaMemcpyHostToDevice, other),
-                 "cudaMemcpyAsync");
-         require(cudaStreamSynchronize(other), "cudaStreamSynchronize");
-       },
-       nothing},
+       copy_on_other(device_source, pageable_target.data(), cudaMemcpyHostToDevice), nothing},
       {"cudaEventCreate + cudaEventDestroy", nothing,
        [&] {
          cudaEvent_t event = nullptr;

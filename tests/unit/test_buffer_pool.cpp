@@ -12,10 +12,10 @@
 #include <functional>
 #include <vector>
 
-#include "device/quiet_work.h"
 #include "device/buffer_pool.h"
 #include "device/fake_device.h"
 #include "device/handles.h"
+#include "device/quiet_work.h"
 #include "device/wait.h"
 
 namespace {
