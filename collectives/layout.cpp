@@ -209,8 +209,12 @@ std::optional<std::uint64_t> agreed_bytes(const CollCall& c, const Layout& layou
     case CollKind::gather: return static_cast<std::uint64_t>(root ? c.recvcount * r : c.sendcount * s);
     case CollKind::scatter: return static_cast<std::uint64_t>(root ? c.sendcount * s : c.recvcount * r);
     case CollKind::reduce_scatter: return static_cast<std::uint64_t>(sum(c.recvcounts, self.size)) * r;
-    case CollKind::allgatherv:
-      return static_cast<std::uint64_t>(sum(c.recvcounts, self.size)) * r / static_cast<std::uint64_t>(self.size);
+    case CollKind::allgatherv: {
+      // The mean block, rounded up: fewer bytes than ranks must not read as nothing to move (the
+      // route hands a zero-size call's device pointers to the base MPI as they are).
+      const auto ranks = static_cast<std::uint64_t>(self.size);
+      return (static_cast<std::uint64_t>(sum(c.recvcounts, self.size)) * r + ranks - 1) / ranks;
+    }
     case CollKind::barrier: return 0;
     case CollKind::alltoallv:
     case CollKind::gatherv:

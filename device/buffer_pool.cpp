@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <mutex>
@@ -36,6 +37,7 @@ struct Pool {
   PoolUsage usage[2];                  // by BufferKind
   bool trim_queued = false;            // a trim_to_limits waits on the background thread
   std::array<bool, 64> warming{};      // a pinned block of 2^k bytes is to be allocated at a quiet moment
+  std::vector<std::pair<const char*, std::size_t>> pageable_live;  // stand-ins handed out: start, capacity
 
   std::vector<char*>& shelf(BufferKind kind, int device, std::size_t capacity) {
     const std::size_t k = shelf_index(capacity);
@@ -68,6 +70,8 @@ Pool& pool() {
 
 // How often device work was given up (note_abandoned_work).
 std::atomic<std::uint64_t> g_abandoned{0};
+// Pool::pageable_live's size, read without the lock.
+std::atomic<std::size_t> g_pageable_live{0};
 
 std::size_t bucket_capacity(std::size_t bytes) {
   std::size_t capacity = 256;
@@ -257,6 +261,8 @@ Status new_block(BufferKind kind, int device, std::size_t* capacity, char** bloc
     PoolUsage& usage = usage_of(p, kind);
     usage.in_use += *capacity;
     ++usage.pageable_blocks;
+    p.pageable_live.emplace_back(*block, *capacity);
+    g_pageable_live.store(p.pageable_live.size(), std::memory_order_release);
     queue_warm = !std::exchange(p.warming[shelf_index(*capacity)], true);
   }
   if (queue_warm) defer_until_quiet([size = *capacity] { warm(size); });
@@ -293,6 +299,9 @@ void Buffer::release_pageable() {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
     usage_of(p, kind_).in_use -= capacity_;
+    auto& live = p.pageable_live;
+    live.erase(std::find(live.begin(), live.end(), std::make_pair(static_cast<const char*>(data_), capacity_)));
+    g_pageable_live.store(live.size(), std::memory_order_release);
   }
   if (abandoned && fake_device()) {
     defer_until_quiet([block = data_] {
@@ -370,6 +379,17 @@ PoolUsage pool_usage(BufferKind kind) {
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mutex);
   return usage_of(p, kind);
+}
+
+bool is_pageable_stand_in(const void* pointer) {
+  if (g_pageable_live.load(std::memory_order_acquire) == 0) return false;
+  const auto* at = static_cast<const char*>(pointer);
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  for (const auto& [start, capacity] : p.pageable_live) {
+    if (at >= start && at < start + capacity) return true;
+  }
+  return false;
 }
 
 }  // namespace mcrp::device

@@ -35,6 +35,9 @@ class Buffer {
 
   char* data() const { return data_; }
   std::size_t size() const { return size_; }
+  // A pinned request served by pageable memory (the gate being shut): a copy to or from it is
+  // synchronous for the calling thread and may wait for the work before it on its stream.
+  bool pageable() const { return pageable_; }
 
  private:
   friend Status acquire(BufferKind kind, int device, std::size_t bytes, Buffer& out);
@@ -75,6 +78,10 @@ struct PoolUsage {
   std::size_t pageable_blocks = 0;  // pinned requests served by pageable memory, the gate being shut
 };
 PoolUsage pool_usage(BufferKind kind);
+
+// Whether `pointer` lies in a pageable stand-in handed out now (the fake device's model of pageable
+// copies asks; one atomic load while there is none).
+bool is_pageable_stand_in(const void* pointer);
 
 }  // namespace mcrp::device
 

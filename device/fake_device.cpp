@@ -1,5 +1,7 @@
 #include "device/fake_device.h"
 
+#include "device/buffer_pool.h"
+
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -73,12 +75,20 @@ LegacyStream& legacy_stream() {
   return *instance;
 }
 
-// An async event: the queue position it was recorded at, and the queries still to answer "not ready".
+// A tracked event. Async copies: the queue position it was recorded at, and the queries still to
+// answer "not ready". Late kernels: the stream it was recorded on and that stream's NCCL mark then.
 struct FakeEvent {
   std::uint64_t position = 0;
   int not_ready = 0;
+  cudaStream_t stream = nullptr;
+  std::uint64_t mark = 0;
 };
 constexpr int kNotReadyQueries = 2;
+
+// A late-kernel fake NCCL's marks (set_fake_stream_marks); both null until it installs them.
+std::atomic<std::uint64_t (*)(cudaStream_t)> g_stream_mark{nullptr};
+std::atomic<int (*)(cudaStream_t, std::uint64_t)> g_stream_reached{nullptr};
+std::atomic<int (*)(cudaStream_t, void (*)(void*), void*)> g_run_after{nullptr};
 
 }  // namespace
 
@@ -88,6 +98,8 @@ bool fake_device() {
 }
 
 namespace fake_detail {
+std::atomic<bool> g_late_kernels{false};
+std::atomic<bool> g_pageable_waits{false};
 const bool g_async = [] {
   const char* value = std::getenv("MCRPMPI_FAKE_DEVICE");
   return fake_device() && value != nullptr && std::strcmp(value, "async") == 0;
@@ -105,16 +117,23 @@ cudaEvent_t fake_event_create() { return reinterpret_cast<cudaEvent_t>(new FakeE
 
 void fake_event_destroy(cudaEvent_t event) { delete reinterpret_cast<FakeEvent*>(event); }
 
-void fake_event_record(cudaEvent_t event) {
+void fake_event_record(cudaEvent_t event, cudaStream_t stream) {
   auto* fake = reinterpret_cast<FakeEvent*>(event);
+  if (std::uint64_t (*mark)(cudaStream_t) = g_stream_mark.load(std::memory_order_acquire)) {
+    fake->stream = stream;
+    fake->mark = mark(stream);
+  }
+  if (!fake_device_async()) return;
   CopyQueue& q = copy_queue();
   std::lock_guard<std::mutex> lock(q.mutex);
   fake->position = q.issued;
   fake->not_ready = kNotReadyQueries;
 }
 
-bool fake_event_query(cudaEvent_t event) {
-  auto* fake = reinterpret_cast<FakeEvent*>(event);
+namespace {
+
+// The async copies before the event: run once the countdown is over.
+bool copies_done(FakeEvent* fake) {
   CopyQueue& q = copy_queue();
   {
     std::lock_guard<std::mutex> lock(q.mutex);
@@ -126,6 +145,20 @@ bool fake_event_query(cudaEvent_t event) {
   }
   q.run_through(fake->position);
   return true;
+}
+
+// The late-kernel NCCL work before the event.
+bool kernels_done(const FakeEvent* fake) {
+  int (*reached)(cudaStream_t, std::uint64_t) = g_stream_reached.load(std::memory_order_acquire);
+  return reached == nullptr || fake->mark == 0 || reached(fake->stream, fake->mark) != 0;
+}
+
+}  // namespace
+
+bool fake_event_query(cudaEvent_t event) {
+  auto* fake = reinterpret_cast<FakeEvent*>(event);
+  if (!kernels_done(fake)) return false;
+  return !fake_device_async() || copies_done(fake);
 }
 
 void fake_synchronize() {
@@ -143,10 +176,51 @@ void fake_synchronize_device() {
   if (void (*wait_for_kernels)() = g_kernel_wait.load(std::memory_order_acquire)) wait_for_kernels();
 }
 
+namespace {
+std::atomic<void (*)(cudaStream_t)> g_stream_wait{nullptr};
+}  // namespace
+
+void set_fake_stream_wait(void (*wait_for_stream)(cudaStream_t)) {
+  g_stream_wait.store(wait_for_stream, std::memory_order_release);
+  fake_detail::g_pageable_waits.store(wait_for_stream != nullptr, std::memory_order_release);
+}
+
+void set_fake_stream_marks(std::uint64_t (*mark)(cudaStream_t), int (*reached)(cudaStream_t, std::uint64_t),
+                           int (*run_after)(cudaStream_t, void (*)(void*), void*)) {
+  g_stream_reached.store(reached, std::memory_order_release);
+  g_run_after.store(run_after, std::memory_order_release);
+  g_stream_mark.store(mark, std::memory_order_release);
+  fake_detail::g_late_kernels.store(true, std::memory_order_release);
+}
+
+bool fake_run_after_kernels(cudaStream_t stream, std::function<void()>& copy) {
+  auto* queued = new std::function<void()>(std::move(copy));
+  auto run = [](void* arg) {
+    auto* work = static_cast<std::function<void()>*>(arg);
+    (*work)();
+    delete work;
+  };
+  if (g_run_after.load(std::memory_order_acquire)(stream, run, queued) != 0) return true;
+  copy = std::move(*queued);  // nothing in flight there: the caller runs it as any copy
+  delete queued;
+  return false;
+}
+
+bool fake_stream_busy(cudaStream_t stream) {
+  std::uint64_t (*mark)(cudaStream_t) = g_stream_mark.load(std::memory_order_acquire);
+  if (mark == nullptr) return false;
+  const std::uint64_t now = mark(stream);
+  return now != 0 && g_stream_reached.load(std::memory_order_acquire)(stream, now) == 0;
+}
+
+void fake_pageable_copy_waits_hooked(const void* to, const void* from, cudaStream_t stream) {
+  if (is_pageable_stand_in(to) || is_pageable_stand_in(from)) g_stream_wait.load(std::memory_order_acquire)(stream);
+}
+
 void fake_order_after_legacy() {
   LegacyStream& legacy = legacy_stream();
   if (legacy.queued.load(std::memory_order_acquire) == 0) return;
-  for (std::function<void()>& write : legacy.take()) fake_copy(std::move(write));
+  for (std::function<void()>& write : legacy.take()) fake_copy(nullptr, std::move(write));
 }
 
 void fake_legacy_write(void* to, const void* from, std::size_t bytes) {

@@ -8,9 +8,14 @@
 //
 // What it cannot show: the real NCCL, and anything about real device pointers. Asynchrony of copies
 // it shows only with MCRPMPI_FAKE_DEVICE=async (below); otherwise a fake copy is done when issued.
+// NCCL work that outlives its launch, as a kernel does, it shows only with a fake NCCL run with
+// MCRPMPI_FAKE_NCCL_LATE=1 (set_fake_stream_marks below): then each stream is its own token, events
+// and copies on a stream come after the NCCL work launched on it before them, and a copy from or to
+// pageable memory waits for that work on the calling thread.
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -31,24 +36,38 @@ bool fake_device();
 // that polls library progress while a copy is pending runs that progress, as on a GPU.
 namespace fake_detail {
 extern const bool g_async;  // read once, when the library is loaded
+extern std::atomic<bool> g_late_kernels;   // set_fake_stream_marks has run
+extern std::atomic<bool> g_pageable_waits; // set_fake_stream_wait has run
 }
 inline bool fake_device_async() { return fake_detail::g_async; }
-// Runs `copy` now, or (async) queues it. A template, so the default mode builds no std::function
-// (an allocation per copy, which cost.device_calls would count).
+// Runs `copy` now, or (async) queues it; with late kernels, a copy on a stream whose NCCL work is
+// not done runs after that work, as stream order has it (fake_run_after_kernels). A template, so the
+// default mode builds no std::function (an allocation per copy, which cost.device_calls would count).
 void fake_enqueue(std::function<void()> copy);
+bool fake_run_after_kernels(cudaStream_t stream, std::function<void()>& copy);  // false: nothing to wait for
 template <class Copy>
-void fake_copy(Copy&& copy) {
+void fake_copy(cudaStream_t stream, Copy&& copy) {
+  if (stream != nullptr && fake_detail::g_late_kernels.load(std::memory_order_acquire)) {
+    std::function<void()> later(std::forward<Copy>(copy));
+    if (!fake_run_after_kernels(stream, later)) fake_copy(nullptr, std::move(later));
+    return;
+  }
   if (fake_device_async()) {
     fake_enqueue(std::function<void()>(std::forward<Copy>(copy)));
   } else {
     copy();
   }
 }
-// Async events: a queue position and a countdown (the default mode's events are tokens that are
-// always complete, device/handles.cpp). Call these only when fake_device_async().
+// Tracked events, made while fake_events_tracked(): in async mode a queue position and a countdown;
+// with a fake NCCL whose kernels run late (set_fake_stream_marks), the mark of the NCCL work launched
+// on the stream it was recorded on. Other events are tokens that are always complete
+// (device/handles.cpp).
+inline bool fake_events_tracked() {
+  return fake_device_async() || fake_detail::g_late_kernels.load(std::memory_order_acquire);
+}
 cudaEvent_t fake_event_create();
 void fake_event_destroy(cudaEvent_t event);
-void fake_event_record(cudaEvent_t event);
+void fake_event_record(cudaEvent_t event, cudaStream_t stream);
 bool fake_event_query(cudaEvent_t event);
 // Runs every queued copy.
 void fake_synchronize();
@@ -58,6 +77,21 @@ void fake_synchronize();
 // NCCL launches out until then, as the context's lock does). Without a hook, the copies only.
 void fake_synchronize_device();
 void set_fake_kernel_wait(void (*wait_for_kernels)());
+// A copy with an end in pageable host memory on `stream`: CUDA may make it wait for the work issued
+// before it on that stream, which on an NCCL communicator's stream is NCCL work (a fake NCCL plays
+// it through the hook it installs; the staging pool's pageable stand-ins are the only pageable
+// memory the library copies). Streams are told apart here: each fake stream is its own token.
+void fake_pageable_copy_waits_hooked(const void* to, const void* from, cudaStream_t stream);
+inline void fake_pageable_copy_waits(const void* to, const void* from, cudaStream_t stream) {
+  if (fake_detail::g_pageable_waits.load(std::memory_order_acquire)) fake_pageable_copy_waits_hooked(to, from, stream);
+}
+void set_fake_stream_wait(void (*wait_for_stream)(cudaStream_t));
+// A fake NCCL whose launches return before their work is done (its MCRPMPI_FAKE_NCCL_LATE) gives
+// each stream's NCCL work a mark: events recorded from then on complete when the work before their
+// mark is done, and fake_stream_busy reports a stream whose work is not.
+void set_fake_stream_marks(std::uint64_t (*mark)(cudaStream_t), int (*reached)(cudaStream_t, std::uint64_t),
+                           int (*run_after)(cudaStream_t, void (*)(void*), void*));
+bool fake_stream_busy(cudaStream_t stream);
 
 // The application's legacy default stream, as tests use it (any fake mode): a write a test queues
 // there (mcrpmpi_fake_device_legacy_write, as a kernel or cudaMemcpyAsync on the default stream)

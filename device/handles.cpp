@@ -1,5 +1,6 @@
 #include "device/handles.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -12,11 +13,8 @@
 namespace mcrp::device {
 namespace {
 
-// The fake device's streams and events (async mode's events aside): non-null tokens that name nothing.
-template <typename Handle>
-Handle fake_token() {
-  return reinterpret_cast<Handle>(static_cast<std::uintptr_t>(0x1000));
-}
+// The fake device's events (async mode's aside): a non-null token that names nothing.
+cudaEvent_t fake_event_token() { return reinterpret_cast<cudaEvent_t>(static_cast<std::uintptr_t>(0x1000)); }
 
 // Events are made once and reused: every staged and NCCL call records one or two, and
 // cudaEventCreate/cudaEventDestroy cost far more than a recycled handle. An event belongs to the
@@ -72,18 +70,25 @@ EventPool& event_pool() {
   return *pool;
 }
 
+// Streams get tokens of their own, so that a fake NCCL can tell whose work a stream carries
+// (fake_pageable_copy_waits).
+cudaStream_t fake_stream_token() {
+  static std::atomic<std::uintptr_t> next{0x2000};
+  return reinterpret_cast<cudaStream_t>(next.fetch_add(0x10, std::memory_order_relaxed));
+}
+
 }  // namespace
 
 cudaError_t destroy_stream(cudaStream_t stream) { return fake_device() ? cudaSuccess : cudaStreamDestroy(stream); }
 cudaError_t destroy_event(cudaEvent_t event) {
   if (!fake_device()) return event_pool().give_back(event);
-  if (fake_device_async()) fake_event_destroy(event);
+  if (event != fake_event_token()) fake_event_destroy(event);
   return cudaSuccess;
 }
 
 Status create_library_stream(Stream& stream) {
   if (fake_device()) {
-    stream.reset(fake_token<cudaStream_t>());
+    stream.reset(fake_stream_token());
     return {};
   }
   cudaStream_t handle = nullptr;
@@ -94,7 +99,7 @@ Status create_library_stream(Stream& stream) {
 
 Status create_event(Event& event) {
   if (fake_device()) {
-    event.reset(fake_device_async() ? fake_event_create() : fake_token<cudaEvent_t>());
+    event.reset(fake_events_tracked() ? fake_event_create() : fake_event_token());
     return {};
   }
   cudaEvent_t handle = nullptr;
@@ -118,7 +123,8 @@ DeviceGuard::~DeviceGuard() {
 Status copy_async(void* to, const void* from, std::size_t bytes, cudaStream_t stream, const char* what) {
   if (bytes == 0) return {};
   if (fake_device()) {
-    fake_copy([to, from, bytes] { std::memmove(to, from, bytes); });
+    fake_pageable_copy_waits(to, from, stream);
+    fake_copy(stream, [to, from, bytes] { std::memmove(to, from, bytes); });
     return {};
   }
   return cuda_status(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, stream), what);
@@ -136,7 +142,8 @@ Status copy_rows_async(void* to, std::size_t to_pitch, const void* from, std::si
   if (rows == 1) return copy_async(to, from, width, stream, what);
   if (width == 0 || rows == 0) return {};
   if (fake_device()) {
-    fake_copy([=] { copy_rows_now(to, to_pitch, from, from_pitch, width, rows); });
+    fake_pageable_copy_waits(to, from, stream);
+    fake_copy(stream, [=] { copy_rows_now(to, to_pitch, from, from_pitch, width, rows); });
     return {};
   }
   return cuda_status(cudaMemcpy2DAsync(to, to_pitch, from, from_pitch, width, rows, cudaMemcpyDefault, stream), what);
@@ -145,7 +152,7 @@ Status copy_rows_async(void* to, std::size_t to_pitch, const void* from, std::si
 Status record_event(cudaStream_t stream, Event& event) {
   if (!event) MCRP_TRY(create_event(event));
   if (fake_device()) {
-    if (fake_device_async()) fake_event_record(event.get());
+    if (event.get() != fake_event_token()) fake_event_record(event.get(), stream);
     return {};
   }
   return cuda_status(cudaEventRecord(event.get(), stream), "cudaEventRecord");
@@ -153,7 +160,7 @@ Status record_event(cudaStream_t stream, Event& event) {
 
 Status query_event(cudaEvent_t event, bool* done) {
   if (fake_device()) {
-    *done = !fake_device_async() || fake_event_query(event);
+    *done = event == fake_event_token() || fake_event_query(event);
     return {};
   }
   const cudaError_t state = cudaEventQuery(event);
@@ -164,7 +171,8 @@ Status query_event(cudaEvent_t event, bool* done) {
 }
 
 bool stream_busy(cudaStream_t stream) {
-  if (fake_device() || stream == nullptr) return false;
+  if (stream == nullptr) return false;
+  if (fake_device()) return fake_stream_busy(stream);
   return cudaStreamQuery(stream) == cudaErrorNotReady;
 }
 

@@ -60,13 +60,13 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
   MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, packed_offset, host_packed_));
   data = scratch_.data();
   if (span_.bytes() == 0) return {};
+  // The image comes off on a copy stream of the buffer's device, not on `stream`: on an NCCL
+  // communicator's stream this wait would also wait for the NCCL work launched before, which
+  // needs the peers, and a nonblocking call must return without them.
+  const int image_device = where.kind == device::MemoryKind::device ? where.device : std::max(device, 0);
+  cudaStream_t image_stream = nullptr;
   {
-    // The image comes off on a copy stream of the buffer's device, not on `stream`: on an NCCL
-    // communicator's stream this wait would also wait for the NCCL work launched before, which
-    // needs the peers, and a nonblocking call must return without them.
-    const int image_device = where.kind == device::MemoryKind::device ? where.device : std::max(device, 0);
     device::DeviceGuard on_device(image_device);  // the wait's event belongs to the stream's device
-    cudaStream_t image_stream = nullptr;
     MCRP_TRY(device::copy_stream(image_device, &image_stream));
     MCRP_TRY(device::copy_async(host_span_.data(), side.base + span_.lo, span_.bytes(), image_stream,
                                 "cudaMemcpyAsync (pack)"));
@@ -74,6 +74,16 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
   }
   if (!side.read) return {};  // an output-only side needs the image (for its holes), not packed input
   MCRP_TRY(pack_blocks(side, host_span_.data() - span_.lo, host_packed_.data(), packed_offset, false));
+  if (host_packed_.pageable()) {
+    // A copy from pageable memory may wait for the work issued before it on its stream (CUDA
+    // stages it through memory of its own), and on `stream` that is the NCCL work that needs the
+    // peers: made on the image's stream instead and waited for here, so scratch is filled before
+    // `stream` reaches this call's launch.
+    device::DeviceGuard on_device(image_device);
+    MCRP_TRY(device::copy_async(scratch_.data(), host_packed_.data(), packed_offset, image_stream,
+                                "cudaMemcpyAsync (pack)"));
+    return device::wait_stream(image_stream, progress);
+  }
   return device::copy_async(scratch_.data(), host_packed_.data(), packed_offset, stream, "cudaMemcpyAsync (pack)");
 }
 

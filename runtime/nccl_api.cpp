@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 #include "device/fake_device.h"
@@ -72,10 +73,23 @@ Loaded load() {
   // From here on NCCL work may be in flight, so what synchronizes the device waits for a quiet moment.
   device::set_quiet_gate(&run_if_nccl_quiet);
   // The test suite's fake NCCL plays a GPU's kernels: a free or pinned allocation made on the fake
-  // device waits for them.
+  // device waits for them, and a pageable copy for those on its stream.
   if (device::fake_device()) {
     if (void* wait = dlsym(library, "mcrpmpi_fake_nccl_wait_for_kernels")) {
       device::set_fake_kernel_wait(reinterpret_cast<void (*)()>(wait));
+    }
+    if (void* wait = dlsym(library, "mcrpmpi_fake_nccl_wait_for_stream")) {
+      device::set_fake_stream_wait(reinterpret_cast<void (*)(cudaStream_t)>(wait));
+    }
+    // One whose launches return before their work is done: events on its streams say when it is.
+    auto* late = reinterpret_cast<int (*)()>(dlsym(library, "mcrpmpi_fake_nccl_late_kernels"));
+    void* mark = dlsym(library, "mcrpmpi_fake_nccl_stream_mark");
+    void* reached = dlsym(library, "mcrpmpi_fake_nccl_stream_reached");
+    void* run_after = dlsym(library, "mcrpmpi_fake_nccl_run_after");
+    if (late != nullptr && late() != 0 && mark != nullptr && reached != nullptr && run_after != nullptr) {
+      device::set_fake_stream_marks(reinterpret_cast<std::uint64_t (*)(cudaStream_t)>(mark),
+                                    reinterpret_cast<int (*)(cudaStream_t, std::uint64_t)>(reached),
+                                    reinterpret_cast<int (*)(cudaStream_t, void (*)(void*), void*)>(run_after));
     }
   }
   return loaded;

@@ -37,7 +37,10 @@ def run(args, family, iterations, workdir):
     prefix = os.path.join(workdir, f"{family}.{iterations}")
     command = [args.mpiexec, "-n", str(RANKS), "-genv", "LD_PRELOAD", args.lib, "-genv", "MCRPMPI_FAKE_DEVICE", "1"]
     if family == "nccl":
-        command += ["-genv", "MCRPMPI_NCCL_LIBRARY", args.fake_nccl]
+        # The fake NCCL's first model (work done before the launch is reported enqueued, events
+        # tokens): the budgets were set with it, and its late-kernel model allocates an event
+        # object per event, which is the fake's cost, not the library's.
+        command += ["-genv", "MCRPMPI_NCCL_LIBRARY", args.fake_nccl, "-genv", "MCRPMPI_FAKE_NCCL_LATE", "0"]
     command += ["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={prefix}.%q{{PMI_RANK}}"]
     command += [f"--toggle-collect={name}" for name in ENTRY_POINTS + NOT_COLLECTED]
     command += [args.program, str(iterations)]

@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <cstdint>
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -13,6 +16,7 @@ namespace {
 std::shared_mutex g_context_lock;  // the CUDA context's lock
 std::mutex g_comms_mutex;
 std::set<Comm*> g_comms;
+std::map<cudaStream_t, Comm*> g_stream_owner;  // under g_comms_mutex
 
 bool everything_idle() {
   std::lock_guard<std::mutex> lock(g_comms_mutex);
@@ -32,6 +36,9 @@ void add(Comm* comm) {
 void remove(Comm* comm) {
   std::lock_guard<std::mutex> lock(g_comms_mutex);
   g_comms.erase(comm);
+  for (auto it = g_stream_owner.begin(); it != g_stream_owner.end();) {
+    it = it->second == comm ? g_stream_owner.erase(it) : std::next(it);
+  }
 }
 
 Launch::Launch() { g_context_lock.lock_shared(); }
@@ -40,6 +47,38 @@ Launch::~Launch() { g_context_lock.unlock_shared(); }
 void synchronize_device() {
   std::unique_lock<std::shared_mutex> context(g_context_lock);
   while (!everything_idle()) usleep(100);
+}
+
+void note_stream(cudaStream_t stream, Comm* comm) {
+  std::lock_guard<std::mutex> lock(g_comms_mutex);
+  g_stream_owner[stream] = comm;
+}
+
+std::uint64_t stream_mark(cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(g_comms_mutex);
+  auto owner = g_stream_owner.find(stream);
+  return owner == g_stream_owner.end() ? 0 : owner->second->submitted();
+}
+
+// Under the list's lock rather than holding a Comm: an abort may delete it meanwhile.
+bool stream_reached(cudaStream_t stream, std::uint64_t mark) {
+  std::lock_guard<std::mutex> lock(g_comms_mutex);
+  auto owner = g_stream_owner.find(stream);
+  return owner == g_stream_owner.end() || owner->second->done_through(mark);
+}
+
+bool run_after(cudaStream_t stream, void (*run)(void*), void* arg) {
+  std::lock_guard<std::mutex> lock(g_comms_mutex);
+  auto owner = g_stream_owner.find(stream);
+  if (owner == g_stream_owner.end() || owner->second->done_through(owner->second->submitted())) return false;
+  Work copy;
+  copy.finishes.push_back([run, arg] { run(arg); });
+  return owner->second->submit(std::move(copy)) == ncclSuccess;
+}
+
+void wait_for_stream(cudaStream_t stream) {
+  const std::uint64_t mark = stream_mark(stream);
+  while (!stream_reached(stream, mark)) usleep(100);
 }
 
 }  // namespace fake_nccl::device_model

@@ -11,7 +11,15 @@
 // the library's frees and pinned allocations) holds it exclusively and waits until every communicator of the process has
 // no work in flight (failed and stopped ones count as idle: their work is not coming).
 // ncclCommAbort does not wait (the library aborts only what it has stopped first).
+//
+// And a copy to or from pageable host memory: CUDA may make it synchronous, waiting for the work
+// issued before it on its stream. On an NCCL communicator's stream that is NCCL work, which may wait
+// for a peer. wait_for_stream plays it: the fake device calls it (set_fake_stream_wait) for a copy
+// with an end in one of the staging pool's pageable stand-ins (device/buffer_pool.h).
 #pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
 #include <shared_mutex>
 
 namespace fake_nccl {
@@ -36,6 +44,19 @@ class Launch {
 // allocations on the fake device, mcrpmpi_fake_nccl_wait_for_kernels): returns when no communicator
 // has work in flight, having kept every launch out meanwhile.
 void synchronize_device();
+
+// Launches name their stream: work submitted on `stream` is `comm`'s.
+void note_stream(cudaStream_t stream, Comm* comm);
+// Returns once the work submitted so far on `stream` is done (or never will be); at once for a
+// stream no launch has named.
+void wait_for_stream(cudaStream_t stream);
+// An event on `stream` (late kernels, fake_comm.h): the mark of the work submitted on it so far,
+// and whether the work up to a mark is done (or never will be; or its communicator is gone).
+std::uint64_t stream_mark(cudaStream_t stream);
+bool stream_reached(cudaStream_t stream, std::uint64_t mark);
+// A copy on `stream`: queued behind the work launched on it, if that is not done (true), for the
+// communicator's worker to run in order; false when there is nothing to wait for.
+bool run_after(cudaStream_t stream, void (*run)(void*), void* arg);
 
 }  // namespace device_model
 }  // namespace fake_nccl

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -60,9 +61,10 @@ void complete_earlier_copies() {
   if (synchronize != nullptr) synchronize();
 }
 
-ncclResult_t issue(ncclComm_t handle, Work work, bool point_to_point) {
+ncclResult_t issue(ncclComm_t handle, Work work, bool point_to_point, cudaStream_t stream) {
   complete_earlier_copies();
   Comm* comm = comm_of(handle);
+  fake_nccl::device_model::note_stream(stream, comm);
   if (t_group_depth > 0) {
     t_group.push_back({comm, point_to_point, std::move(work)});
     return ncclSuccess;
@@ -172,6 +174,27 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 // (device/fake_device.h, set_fake_kernel_wait).
 extern "C" void mcrpmpi_fake_nccl_wait_for_kernels() { fake_nccl::device_model::synchronize_device(); }
 
+// Not NCCL's either: a copy the library's fake device makes to or from pageable memory on `stream`
+// waits for the NCCL work launched on it, as CUDA may make such a copy wait for its stream
+// (device/fake_device.h, set_fake_stream_wait).
+extern "C" void mcrpmpi_fake_nccl_wait_for_stream(cudaStream_t stream) {
+  fake_nccl::device_model::wait_for_stream(stream);
+}
+
+// Late kernels (MCRPMPI_FAKE_NCCL_LATE, fake_comm.h): the fake device's events on an NCCL
+// communicator's stream complete when the work launched on it before them is done. The library
+// uses these two only when mcrpmpi_fake_nccl_late_kernels() says so.
+extern "C" std::uint64_t mcrpmpi_fake_nccl_stream_mark(cudaStream_t stream) {
+  return fake_nccl::device_model::stream_mark(stream);
+}
+extern "C" int mcrpmpi_fake_nccl_stream_reached(cudaStream_t stream, std::uint64_t mark) {
+  return fake_nccl::device_model::stream_reached(stream, mark) ? 1 : 0;
+}
+extern "C" int mcrpmpi_fake_nccl_run_after(cudaStream_t stream, void (*run)(void*), void* arg) {
+  return fake_nccl::device_model::run_after(stream, run, arg) ? 1 : 0;
+}
+extern "C" int mcrpmpi_fake_nccl_late_kernels() { return fake_nccl::late_kernels() ? 1 : 0; }
+
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   delete comm_of(comm);
   return ncclSuccess;
@@ -182,7 +205,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int flags) {
   FAKE_TRY(check_comm(comm));
   if (flags != 0) return refuse("revoke flags must be 0");
-  comm_of(comm)->fail(ncclInvalidUsage, "fake NCCL: communicator revoked");
+  comm_of(comm)->revoke();
   return ncclSuccess;
 }
 
@@ -253,65 +276,65 @@ ncclResult_t ncclGroupEnd() {
 }
 
 ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
-                           ncclComm_t comm, cudaStream_t) {
+                           ncclComm_t comm, cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, op, kNoRoot, send, recv, count));
-  return issue(comm, fake_nccl::all_reduce(place(comm), send, recv, count, type, op), false);
+  return issue(comm, fake_nccl::all_reduce(place(comm), send, recv, count, type, op), false, stream);
 }
 
 ncclResult_t ncclReduce(const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op, int root,
-                        ncclComm_t comm, cudaStream_t) {
+                        ncclComm_t comm, cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, op, root, send, rooted(comm, root, recv, send), count));
-  return issue(comm, fake_nccl::reduce(place(comm), send, recv, count, type, op, root), false);
+  return issue(comm, fake_nccl::reduce(place(comm), send, recv, count, type, op, root), false, stream);
 }
 
 ncclResult_t ncclReduceScatter(const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
-                               ncclComm_t comm, cudaStream_t) {
+                               ncclComm_t comm, cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, op, kNoRoot, send, recv, count));
-  return issue(comm, fake_nccl::reduce_scatter(place(comm), send, recv, count, type, op), false);
+  return issue(comm, fake_nccl::reduce_scatter(place(comm), send, recv, count, type, op), false, stream);
 }
 
 ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
-                           cudaStream_t) {
+                           cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, ncclSum, root, rooted(comm, root, send, recv), recv, count));
-  return issue(comm, fake_nccl::broadcast(place(comm), send, recv, bytes_of(count, type), root), false);
+  return issue(comm, fake_nccl::broadcast(place(comm), send, recv, bytes_of(count, type), root), false, stream);
 }
 
 ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, ncclDataType_t type, ncclComm_t comm,
-                           cudaStream_t) {
+                           cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, ncclSum, kNoRoot, send, recv, count));
-  return issue(comm, fake_nccl::all_gather(place(comm), send, recv, bytes_of(count, type)), false);
+  return issue(comm, fake_nccl::all_gather(place(comm), send, recv, bytes_of(count, type)), false, stream);
 }
 
 ncclResult_t ncclAlltoAll(const void* send, void* recv, size_t count, ncclDataType_t type, ncclComm_t comm,
-                          cudaStream_t) {
+                          cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, ncclSum, kNoRoot, send, recv, count));
-  return issue(comm, fake_nccl::all_to_all(place(comm), send, recv, bytes_of(count, type)), false);
+  return issue(comm, fake_nccl::all_to_all(place(comm), send, recv, bytes_of(count, type)), false, stream);
 }
 
 ncclResult_t ncclGather(const void* send, void* recv, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
-                        cudaStream_t) {
+                        cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, ncclSum, root, send, rooted(comm, root, recv, send), count));
-  return issue(comm, fake_nccl::gather(place(comm), send, recv, bytes_of(count, type), root), false);
+  return issue(comm, fake_nccl::gather(place(comm), send, recv, bytes_of(count, type), root), false, stream);
 }
 
 ncclResult_t ncclScatter(const void* send, void* recv, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
-                         cudaStream_t) {
+                         cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, ncclSum, root, rooted(comm, root, send, recv), recv, count));
-  return issue(comm, fake_nccl::scatter(place(comm), send, recv, bytes_of(count, type), root), false);
+  return issue(comm, fake_nccl::scatter(place(comm), send, recv, bytes_of(count, type), root), false, stream);
 }
 
-ncclResult_t ncclSend(const void* send, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t) {
+ncclResult_t ncclSend(const void* send, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, ncclSum, peer, send, send, count));
   Work work;
   work.send(peer, send, bytes_of(count, type));
-  return issue(comm, std::move(work), true);
+  return issue(comm, std::move(work), true, stream);
 }
 
-ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t) {
+ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, ncclSum, peer, recv, recv, count));
   Work work;
   work.receive(peer, recv, bytes_of(count, type));
-  return issue(comm, std::move(work), true);
+  return issue(comm, std::move(work), true, stream);
 }
 
 }  // extern "C"

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 
 #include "tests/fake_nccl/device_model.h"
@@ -26,6 +27,14 @@ bool all_done(const std::vector<Stream>& streams) {
 
 }  // namespace
 
+bool late_kernels() {
+  static const bool on = [] {
+    const char* value = std::getenv("MCRPMPI_FAKE_NCCL_LATE");
+    return value == nullptr || value[0] != '0';
+  }();
+  return on;
+}
+
 Comm::Comm(int nranks, int rank, bool blocking) : nranks(nranks), rank(rank), blocking(blocking) {
   device_model::add(this);
 }
@@ -38,6 +47,22 @@ Comm::~Comm() {
 bool Comm::idle() {
   std::lock_guard<std::mutex> lock(mutex_);
   return stopping_ || failure_.load() != ncclSuccess || completed_ >= submitted_;
+}
+
+std::uint64_t Comm::submitted() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return submitted_;
+}
+
+bool Comm::done_through(std::uint64_t ticket) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stopping_ || revoked_ || completed_ >= ticket;
+}
+
+void Comm::revoke() {
+  fail(ncclInvalidUsage, "fake NCCL: communicator revoked");
+  std::lock_guard<std::mutex> lock(mutex_);
+  revoked_ = true;
 }
 
 bool Comm::start(const std::string& name) {
@@ -57,7 +82,7 @@ ncclResult_t Comm::submit(Work work) {
   const std::uint64_t ticket = ++submitted_;
   queue_.push_back(std::move(work));
   changed_.notify_all();
-  if (!blocking) return ncclInProgress;
+  if (!blocking) return late_kernels() ? ncclSuccess : ncclInProgress;
   changed_.wait(lock, [&] { return completed_ >= ticket || failure_.load() != ncclSuccess || stopping_; });
   return failure_.load();
 }
@@ -66,7 +91,9 @@ ncclResult_t Comm::state() {
   const ncclResult_t failed = failure_.load();
   if (failed != ncclSuccess) return failed;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!segment_.everyone_arrived() || completed_ < submitted_) return ncclInProgress;
+  if (!segment_.everyone_arrived()) return ncclInProgress;
+  // Late kernels: queued work is not "in progress" for the launch, only for a finalize (a flush).
+  if (completed_ < submitted_ && (!late_kernels() || !finalize_reported_)) return ncclInProgress;
   if (!finalize_reported_) {
     finalize_reported_ = true;
     return ncclInProgress;

@@ -4,9 +4,14 @@
 // machinery, ordering and failure handling run as they would on a device.
 //
 // The communicators are nonblocking in the way the library configures NCCL's (config.blocking = 0):
-// calls return ncclInProgress and ncclCommGetAsyncError reports ncclInProgress until the work is done.
-// Since the fake device's streams and events are always complete, this is how the library learns when
-// the data is in place: its wait for the enqueue to finish covers the whole operation.
+// ncclCommGetAsyncError reports ncclInProgress while the communicator is set up and while a finalize
+// flushes its work. A launch returns once its work is queued, as NCCL's does once its kernel is enqueued, and the work
+// completes later: the library learns it from an event recorded on the launch's stream, which the
+// fake device then tracks (device/fake_device.h, set_fake_stream_marks), and copies it issues on
+// that stream run after the work (device_model.h). With MCRPMPI_FAKE_NCCL_LATE=0 (late_kernels()
+// false: the fake's first model, kept for the instruction counts of tests/cost, whose budgets were
+// set with it) a nonblocking communicator instead answers ncclInProgress until the work is done,
+// and the fake device's events are always complete.
 #pragma once
 #include <nccl.h>
 
@@ -22,6 +27,9 @@
 #include "tests/fake_nccl/work.h"
 
 namespace fake_nccl {
+
+// MCRPMPI_FAKE_NCCL_LATE unset or not 0, read once.
+bool late_kernels();
 
 class Comm {
  public:
@@ -42,6 +50,11 @@ class Comm {
   ncclResult_t finalize();
   void stop();              // abort or destroy: the worker leaves, queued work is dropped
   bool idle();              // nothing in flight: all submitted work done, or none will be (failed, stopped)
+  std::uint64_t submitted();                   // tickets handed out so far (the last submission's)
+  // That submission and those before have ended: done, or the communicator stopped or revoked. A
+  // failure alone does not end them: like a kernel waiting for a dead peer, they hang until then.
+  bool done_through(std::uint64_t ticket);
+  void revoke();            // ncclCommRevoke: fails the communicator and ends its work
   void fail(ncclResult_t result, const std::string& why);
   std::string last_error();
 
@@ -63,6 +76,7 @@ class Comm {
   std::deque<Work> queue_;
   std::uint64_t submitted_ = 0, completed_ = 0;
   bool stopping_ = false;
+  bool revoked_ = false;
   bool finalize_reported_ = true;  // false from a nonblocking finalize until state() has said ncclInProgress once
   std::atomic<ncclResult_t> failure_{ncclSuccess};
   std::string error_;

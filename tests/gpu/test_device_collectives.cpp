@@ -89,6 +89,12 @@ std::vector<Case> cases(int n) {
     pair_counts[i] = n + me + i;  // alltoallv: what I send to i is what i expects from me
     pair_displs[i] = i == 0 ? 0 : pair_displs[i - 1] + pair_counts[i - 1];
   }
+  // Fewer bytes in all than ranks: the mean per rank the routing agrees on must not round to "nothing
+  // to move", which would hand the device pointers to the base MPI unstaged.
+  // The char sent is a float's top byte (fill's bytes 0-2 of small values are zero); received at
+  // displacement 0 (a one-rank allgatherv of the base MPI ignores displs).
+  std::vector<int> first_only(p, 0), at_start(p, 0);
+  first_only[0] = n > 0 ? 1 : 0;
   const int total = displs[p - 1] + counts[p - 1];
   const int pair_total = pair_displs[p - 1] + pair_counts[p - 1];
   const std::size_t gapped = static_cast<std::size_t>(p) * (n + p + 2);
@@ -113,6 +119,7 @@ std::vector<Case> cases(int n) {
   add("allgather", n * f, p * n * f, [=](const Buffers& b) { return MPI_Allgather(b.send, n, MPI_FLOAT, b.recv, n, MPI_FLOAT, MPI_COMM_WORLD); });
   add("allgather in place", 0, p * n * f, [=](const Buffers& b) { return MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b.recv, n, MPI_FLOAT, MPI_COMM_WORLD); });
   add("allgatherv gapped", (n + p) * f, gapped * f, [=](const Buffers& b) { return MPI_Allgatherv(b.send, counts[me], MPI_FLOAT, b.recv, counts.data(), stride_displs.data(), MPI_FLOAT, MPI_COMM_WORLD); });
+  add("allgatherv one char from rank 0", f, f, [=](const Buffers& b) { return MPI_Allgatherv(static_cast<const char*>(b.send) + 3, first_only[me], MPI_CHAR, b.recv, first_only.data(), at_start.data(), MPI_CHAR, MPI_COMM_WORLD); }, false, 1);
   add("alltoall", p * n * f, p * n * f, [=](const Buffers& b) { return MPI_Alltoall(b.send, n, MPI_FLOAT, b.recv, n, MPI_FLOAT, MPI_COMM_WORLD); });
   add("alltoall in place", 0, p * n * f, [=](const Buffers& b) { return MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b.recv, n, MPI_FLOAT, MPI_COMM_WORLD); });
   add("alltoallv", pair_total * f, pair_total * f, [=](const Buffers& b) { return MPI_Alltoallv(b.send, pair_counts.data(), pair_displs.data(), MPI_FLOAT, b.recv, pair_counts.data(), pair_displs.data(), MPI_FLOAT, MPI_COMM_WORLD); });
