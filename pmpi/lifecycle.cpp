@@ -9,6 +9,7 @@
 #include "p2p/assertion.h"
 #include "runtime/lifecycle.h"
 #include "runtime/nccl_teardown.h"
+#include "runtime/requests.h"
 #include "runtime/self_comm.h"
 
 namespace {
@@ -37,6 +38,9 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 }
 
 int MPI_Finalize(void) {
+  // First, while the protocol engines run (finish_p2p stops them): operations the application freed
+  // while active complete now, since nothing after MPI_Finalize could deliver them.
+  mcrp::finish_freed_requests();
   mcrp::finish_collectives();
   mcrp::finish_p2p();
   mcrp::before_finalize();

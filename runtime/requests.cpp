@@ -27,6 +27,7 @@ struct Generalized {
   std::unique_ptr<AsyncOp> op;         // null once finished: buffers are released before completion
   std::atomic<bool> finished{false};   // op is null and the request completed towards MPI
   std::atomic<bool> cancel_asked{false};
+  std::atomic<bool> freed{false};      // MPI's reference went while the op was in flight
   MPI_Request handle = MPI_REQUEST_NULL;
   MPI_Comm comm = MPI_COMM_NULL;
   const char* call = "";
@@ -100,7 +101,11 @@ bool advance(Generalized* g) {
 // live list, which finishes it from the library's progress and then drops it.
 int release(void* state) {
   auto* shared = static_cast<Shared*>(state);
-  if ((*shared)->finished.load(std::memory_order_acquire)) forget_live(shared->get());
+  if ((*shared)->finished.load(std::memory_order_acquire)) {
+    forget_live(shared->get());
+  } else {
+    (*shared)->freed.store(true, std::memory_order_release);
+  }
   delete shared;
   return MPI_SUCCESS;
 }
@@ -130,6 +135,16 @@ int wait_all(int count, void** states, double, MPI_Status* status) {
     if (all_done) return MPI_SUCCESS;
     drive_mpi_progress();
   }
+}
+
+bool freed_requests_in_flight() {
+  if (g_live_count.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  for (const auto& entry : g_live) {
+    const Generalized& g = *entry.second;
+    if (g.freed.load(std::memory_order_acquire) && !g.finished.load(std::memory_order_acquire)) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -197,6 +212,13 @@ void advance_live_requests() {
     update_live_count();
   }
   advancing = false;
+}
+
+void finish_freed_requests() {
+  while (freed_requests_in_flight()) {
+    advance_library();  // the freed ops, and what they may need: protocol engines, NCCL setups
+    drive_mpi_progress();
+  }
 }
 
 }  // namespace mcrp

@@ -7,7 +7,8 @@
 //
 // MPI_Request_free on an active request (legal for point-to-point) leaves the op to the library,
 // which finishes it from its own progress (every poll and wait of the library), then completes and
-// drops the request. MPI_Cancel reaches the op, which may withdraw (a receive not yet matched).
+// drops the request; MPI_Finalize finishes what is left (finish_freed_requests), since a program may
+// make only host calls after the free, which advance nothing of the library. MPI_Cancel reaches the op, which may withdraw (a receive not yet matched).
 #pragma once
 #include <mpi.h>
 
@@ -51,5 +52,10 @@ Status start_completed(MPI_Request* request);
 // Advances every request whose op is in flight, those the application freed while active included
 // (one atomic load when there are none).
 void advance_live_requests();
+
+// Advances the library until every op whose request the application freed while active has
+// finished: for MPI_Finalize, after which nothing could deliver them. Blocks as long as a peer does
+// not do its part (as an active send or receive would in the base MPI).
+void finish_freed_requests();
 
 }  // namespace mcrp

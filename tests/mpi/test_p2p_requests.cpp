@@ -1,0 +1,119 @@
+// Request semantics of point-to-point on device buffers, beyond moving the data (test_p2p does that):
+// what MPI says about persistent requests that are inactive, cancelled or freed while active, about
+// nonblocking requests freed while active, and about MPI_Request_get_status / MPI_Testall seeing a
+// request complete. Each section is a ring (a rank receives from its left, sends to its right):
+//   --space S      buffers in S (host, fake-device)
+//   --section NAME only that section (inactive, completion, cancel, free-persistent, free-nonblocking)
+// Statuses of inactive requests must be empty (source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0, not
+// cancelled). A freed operation's data is checked after MPI_Finalize, the only point where MPI says
+// it has arrived. A section the library gets wrong may deadlock: the test's timeout catches that.
+#include <mpi.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/mpi/check.h"
+#include "tests/mpi/command_line.h"
+#include "tests/mpi/memory_spaces.h"
+
+namespace {
+
+using namespace mcrp_test;
+
+constexpr int kSentinel = -7777;
+
+int value(int src, int tag, MPI_Count i) { return static_cast<int>((src * 131 + tag * 7919 + i * 3) % 1000003); }
+
+std::vector<int> message(int src, int tag, MPI_Count n) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  for (MPI_Count i = 0; i < n; ++i) v[i] = value(src, tag, i);
+  return v;
+}
+
+struct Env {
+  Checker& checker;
+  MemorySpace& space;
+  int rank;
+  int size;
+  int right() const { return (rank + 1) % size; }
+  int left() const { return (rank + size - 1) % size; }
+};
+
+std::unique_ptr<SpaceBuffer<int>> send_buffer(const Env& e, int tag, MPI_Count n) {
+  return std::make_unique<SpaceBuffer<int>>(e.space, message(e.rank, tag, n));
+}
+std::unique_ptr<SpaceBuffer<int>> recv_buffer(const Env& e, MPI_Count n) {
+  return std::make_unique<SpaceBuffer<int>>(e.space, std::vector<int>(static_cast<std::size_t>(n) + 1, kSentinel));
+}
+
+// The buffer holds message(src, tag, n) followed by the untouched sentinel.
+bool holds_message(const SpaceBuffer<int>& buffer, int src, int tag, MPI_Count n) {
+  std::vector<int> expected = message(src, tag, n);
+  expected.push_back(kSentinel);
+  return buffer.download() == expected;
+}
+
+// ---- a nonblocking receive and send freed while active ----
+// A receive whose data can only be checked after MPI_Finalize (its request was freed while active).
+struct Delivery {
+  std::unique_ptr<SpaceBuffer<int>> buffer;
+  std::unique_ptr<SpaceBuffer<int>> sent;  // the freed send's buffer, alive until its transfer ends
+  int src, tag;
+  MPI_Count n;
+  std::string what;
+};
+
+void free_active_nonblocking(const Env& e, MPI_Count n, int tag, std::vector<Delivery>* after_finalize) {
+  Delivery d{recv_buffer(e, n), send_buffer(e, tag, n), e.left(), tag, n,
+             "a freed active Irecv of " + std::to_string(n) + " ints is delivered by MPI_Finalize"};
+  MPI_Request request;
+  MPI_Irecv(d.buffer->data(), static_cast<int>(n), MPI_INT, e.left(), tag, MPI_COMM_WORLD, &request);
+  MPI_Request_free(&request);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Isend(d.sent->data(), static_cast<int>(n), MPI_INT, e.right(), tag, MPI_COMM_WORLD, &request);
+  MPI_Request_free(&request);
+  MPI_Barrier(MPI_COMM_WORLD);  // host calls only from here on
+  after_finalize->push_back(std::move(d));
+}
+
+int check_deliveries(const std::vector<Delivery>& deliveries, int rank) {
+  int failed = 0;
+  for (const Delivery& d : deliveries) {
+    if (holds_message(*d.buffer, d.src, d.tag, d.n)) continue;
+    std::fprintf(stderr, "[rank %d] FAILED after MPI_Finalize: %s\n", rank, d.what.c_str());
+    ++failed;
+  }
+  if (rank == 0) std::printf("after MPI_Finalize: %zu deliveries checked on each rank\n", deliveries.size());
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int exit_code = kSkipExitCode;
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::unique_ptr<MemorySpace> space = make_memory_space(option(argc, argv, "--space", "host"), MPI_COMM_WORLD);
+  const std::string only = option(argc, argv, "--section", "all");
+  auto wanted = [&](const char* section) { return only == "all" || only == section; };
+  std::vector<Delivery> after_finalize;
+  if (space) {
+    Checker checker;
+    const Env e{checker, *space, rank, size};
+    exit_code = checker.finish(MPI_COMM_WORLD, "test_p2p_requests");
+    if (wanted("free-nonblocking")) {
+      // Last: from here on the freed receives are driven by nothing but MPI_Finalize.
+      free_active_nonblocking(e, 1000, 90, &after_finalize);
+      free_active_nonblocking(e, 1000000, 91, &after_finalize);
+    }
+  }
+  MPI_Finalize();
+  if (exit_code == 0) exit_code = check_deliveries(after_finalize, rank);
+  after_finalize.clear();  // the buffers go before their memory space
+  return exit_code;
+}
