@@ -14,6 +14,7 @@ namespace {
 
 struct Persistent {
   PersistentStart start;                 // set when the library runs the operation (device buffers)
+  FreeActive on_free = FreeActive::finish;
   std::mutex mutex;                      // the fields below change in any thread that waits on the handle
   MPI_Request inner = MPI_REQUEST_NULL;  // the started operation, until it has completed
   MPI_Status status{};                   // the inner request's status, once it has completed
@@ -73,13 +74,14 @@ Registry& registry() {
 
 }  // namespace
 
-Status create_persistent(PersistentStart start, MPI_Request* request) {
+Status create_persistent(PersistentStart start, MPI_Request* request, FreeActive on_free) {
   const MPI_Comm self = library_self_comm();
   if (self == MPI_COMM_NULL) return Status(MPI_ERR_OTHER, "MPI is not initialized");
   const int rc = PMPI_Barrier_init(self, MPI_INFO_NULL, request);
   if (rc != MPI_SUCCESS) return already_raised(rc);
   auto entry = std::make_shared<Persistent>();
   entry->start = std::move(start);
+  entry->on_free = on_free;
   registry().add(*request, std::move(entry));
   return {};
 }
@@ -108,11 +110,29 @@ int start_request(MPI_Request* request) {
   return rc;
 }
 
+namespace {
+
+// An active point-to-point operation outlives its freed handle: its inner request is freed too, so
+// it completes on its own (a library operation through the live list, runtime/requests.h, at the
+// latest in MPI_Finalize; a base-MPI request as the base MPI finishes freed requests).
+void detach_inner(Persistent& entry) {
+  std::lock_guard<std::mutex> lock(entry.mutex);
+  if (entry.inner == MPI_REQUEST_NULL) return;
+  PMPI_Request_free(&entry.inner);
+  g_in_flight.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+}  // namespace
+
 int free_request(MPI_Request* request) {
   if (request != nullptr) {
-    // Freeing an active request lets its operation finish; this one's buffers are the user's, so
-    // finish it here rather than leave it running unseen.
-    wait_device_work(*request);
+    const std::shared_ptr<Persistent> entry = registry().find(*request);
+    if (entry && entry->on_free == FreeActive::detach) {
+      detach_inner(*entry);
+    } else {
+      // A collective's buffers are the user's: finish it here rather than leave it running unseen.
+      wait_device_work(*request);
+    }
     registry().erase(*request);
   }
   return PMPI_Request_free(request);

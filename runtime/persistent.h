@@ -6,7 +6,8 @@
 // MPI_Start/Startall start the collective through the router as a nonblocking call (its inner
 // request: a generalized one for NCCL and staged work, the base MPI's own otherwise) and then start
 // the handle; the Wait/Test family (runtime/wait_family.h) treats the handle as incomplete while
-// that inner request is, and MPI_Request_free completes the inner request and drops the entry.
+// that inner request is, and MPI_Request_free drops the entry after finishing the inner request
+// (collectives) or handing it to the library's freed-while-active requests (point-to-point).
 //
 // Host buffers: the base MPI's own persistent request, registered too (without a collective) because
 // MPICH 4.0.2's Waitany/Testany/Waitsome/Testsome report an inactive persistent collective request
@@ -25,14 +26,22 @@ namespace mcrp {
 // written to *inner (MPI_REQUEST_NULL when it completed at once). Returns an MPI error code.
 using PersistentStart = std::function<int(MPI_Request* inner)>;
 
+// What MPI_Request_free of an active handle does with the operation behind it.
+enum class FreeActive {
+  finish,  // waits for it: freeing an active collective is erroneous in MPI, the library tolerates it
+  detach,  // frees its inner request, which completes on its own (runtime/requests.h): MPI says
+           // freeing an active point-to-point request is local, the transfer still completes
+};
+
 // Device buffers: creates the handle in *request and remembers how to start the operation.
-Status create_persistent(PersistentStart start, MPI_Request* request);
+Status create_persistent(PersistentStart start, MPI_Request* request, FreeActive on_free = FreeActive::finish);
 // Host buffers: remembers a persistent collective request the base MPI made.
 void register_base_persistent(MPI_Request request);
 
 // MPI_Start for any request: starts a registered collective first, then the handle.
 int start_request(MPI_Request* request);
-// MPI_Request_free for any request: finishes and forgets a registered one, then frees the handle.
+// MPI_Request_free for any request: finishes or detaches (FreeActive) and forgets a registered one,
+// then frees the handle.
 int free_request(MPI_Request* request);
 
 // Whether the library tracks `handle` (one atomic load when it tracks none).

@@ -89,6 +89,21 @@ int check_deliveries(const std::vector<Delivery>& deliveries, int rank) {
   return failed == 0 ? 0 : 1;
 }
 
+// ---- a persistent receive freed while active: the free is local, the data still arrives ----
+void free_active_persistent(const Env& e, MPI_Count n, int tag, std::vector<Delivery>* after_finalize) {
+  Delivery d{recv_buffer(e, n), send_buffer(e, tag, n), e.left(), tag, n,
+             "a freed active persistent receive of " + std::to_string(n) + " ints is delivered by MPI_Finalize"};
+  MPI_Request request;
+  MPI_Recv_init(d.buffer->data(), static_cast<int>(n), MPI_INT, e.left(), tag, MPI_COMM_WORLD, &request);
+  MPI_Start(&request);
+  // The matching message is sent only after the free: a free that waits for it never returns.
+  const int rc = MPI_Request_free(&request);
+  e.checker.check(rc == MPI_SUCCESS && request == MPI_REQUEST_NULL, "MPI_Request_free of an active persistent receive");
+  MPI_Send(d.sent->data(), static_cast<int>(n), MPI_INT, e.right(), tag, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  after_finalize->push_back(std::move(d));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,6 +120,10 @@ int main(int argc, char** argv) {
   if (space) {
     Checker checker;
     const Env e{checker, *space, rank, size};
+    if (wanted("free-persistent")) {
+      free_active_persistent(e, 1000, 80, &after_finalize);
+      free_active_persistent(e, 1000000, 81, &after_finalize);
+    }
     exit_code = checker.finish(MPI_COMM_WORLD, "test_p2p_requests");
     if (wanted("free-nonblocking")) {
       // Last: from here on the freed receives are driven by nothing but MPI_Finalize.
