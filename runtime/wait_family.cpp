@@ -182,6 +182,9 @@ int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], M
 }
 
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  // MPICH's MPI_Request_get_status never calls a generalized request's poll function: the library's
+  // operations would never be seen complete here. They advance as MPI_Test would advance them.
+  advance_library();
   if (!persistent_requests_exist() || flag == nullptr) return PMPI_Request_get_status(request, flag, status);
   bool running = false;
   const int rc = test_device_work(request, &running);

@@ -104,6 +104,53 @@ void free_active_persistent(const Env& e, MPI_Count n, int tag, std::vector<Deli
   after_finalize->push_back(std::move(d));
 }
 
+// ---- MPI_Request_get_status and MPI_Testall see device requests complete ----
+constexpr double kPatience = 10.0;  // seconds a Test-style loop waits for a completion that is due
+
+// Calls `test(&flag)` until flag is set or kPatience seconds pass; returns the last flag.
+template <class Test>
+int test_until_done(Test&& test) {
+  const double give_up = MPI_Wtime() + kPatience;
+  int flag = 0;
+  while (!flag && MPI_Wtime() < give_up) {
+    if (test(&flag) != MPI_SUCCESS) return 0;
+  }
+  return flag;
+}
+
+void completion_is_seen(const Env& e) {
+  const MPI_Count n = 1000;
+  auto in = recv_buffer(e, n);
+  auto out = send_buffer(e, 60, n);
+  MPI_Request receive, send;
+  MPI_Irecv(in->data(), static_cast<int>(n), MPI_INT, e.left(), 60, MPI_COMM_WORLD, &receive);
+  MPI_Isend(out->data(), static_cast<int>(n), MPI_INT, e.right(), 60, MPI_COMM_WORLD, &send);
+  const int seen = test_until_done([&](int* flag) { return MPI_Request_get_status(receive, flag, MPI_STATUS_IGNORE); });
+  e.checker.check(seen == 1, "MPI_Request_get_status sees a nonblocking receive complete");
+  MPI_Wait(&receive, MPI_STATUS_IGNORE);
+  MPI_Wait(&send, MPI_STATUS_IGNORE);
+  e.checker.check(holds_message(*in, e.left(), 60, n), "the receive seen by MPI_Request_get_status has its data");
+
+  // A started persistent receive and a nonblocking one in one MPI_Testall.
+  auto in2 = recv_buffer(e, n);
+  auto out2 = send_buffer(e, 62, n);
+  MPI_Request requests[2], sends[2];
+  MPI_Recv_init(in->data(), static_cast<int>(n), MPI_INT, e.left(), 61, MPI_COMM_WORLD, &requests[0]);
+  MPI_Start(&requests[0]);
+  MPI_Irecv(in2->data(), static_cast<int>(n), MPI_INT, e.left(), 62, MPI_COMM_WORLD, &requests[1]);
+  auto out1 = send_buffer(e, 61, n);
+  MPI_Isend(out1->data(), static_cast<int>(n), MPI_INT, e.right(), 61, MPI_COMM_WORLD, &sends[0]);
+  MPI_Isend(out2->data(), static_cast<int>(n), MPI_INT, e.right(), 62, MPI_COMM_WORLD, &sends[1]);
+  MPI_Request pending[2] = {requests[0], requests[1]};
+  const int all = test_until_done([&](int* flag) { return MPI_Testall(2, pending, flag, MPI_STATUSES_IGNORE); });
+  e.checker.check(all == 1, "MPI_Testall completes a persistent and a nonblocking receive");
+  if (all != 1) MPI_Waitall(2, pending, MPI_STATUSES_IGNORE);
+  MPI_Waitall(2, sends, MPI_STATUSES_IGNORE);
+  e.checker.check(holds_message(*in, e.left(), 61, n) && holds_message(*in2, e.left(), 62, n),
+                  "the receives completed by MPI_Testall have their data");
+  MPI_Request_free(&requests[0]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,6 +167,7 @@ int main(int argc, char** argv) {
   if (space) {
     Checker checker;
     const Env e{checker, *space, rank, size};
+    if (wanted("completion")) completion_is_seen(e);
     if (wanted("free-persistent")) {
       free_active_persistent(e, 1000, 80, &after_finalize);
       free_active_persistent(e, 1000000, 81, &after_finalize);
