@@ -72,6 +72,15 @@ Registry& registry() {
   return *instance;
 }
 
+// What MPI reports for an inactive request, and for a round that completed at once (a receive of
+// nothing): source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0, not cancelled.
+void set_empty_status(MPI_Status* status) {
+  PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = MPI_ANY_SOURCE;
+  status->MPI_TAG = MPI_ANY_TAG;
+}
+
 }  // namespace
 
 Status create_persistent(PersistentStart start, MPI_Request* request, FreeActive on_free) {
@@ -96,11 +105,7 @@ int start_request(MPI_Request* request) {
   if (!entry) return PMPI_Start(request);
   std::lock_guard<std::mutex> lock(entry->mutex);
   if (entry->start) {
-    // A round that completes at once leaves an empty status behind, as a receive of nothing does.
-    PMPI_Status_set_elements_x(&entry->status, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(&entry->status, 0);
-    entry->status.MPI_SOURCE = MPI_ANY_SOURCE;
-    entry->status.MPI_TAG = MPI_ANY_TAG;
+    set_empty_status(&entry->status);  // what a round that completes at once reports
     const int rc = entry->start(&entry->inner);
     if (rc != MPI_SUCCESS) return rc;
     if (entry->inner != MPI_REQUEST_NULL) g_in_flight.fetch_add(1, std::memory_order_acq_rel);
@@ -156,8 +161,9 @@ int hide_from_base(MPI_Request handle, bool* hide, bool* running) {
 
 namespace {
 
+// An inactive handle's status is the empty one, not its last round's.
 void copy_status(const Persistent& entry, MPI_Status* status) {
-  if (!entry.start || status == MPI_STATUS_IGNORE) return;
+  if (!entry.start || !entry.active || status == MPI_STATUS_IGNORE) return;
   const int error = status->MPI_ERROR;  // the base MPI's, for this handle
   *status = entry.status;
   status->MPI_ERROR = error;
@@ -169,8 +175,20 @@ void mark_completed(MPI_Request handle, MPI_Status* status) {
   const std::shared_ptr<Persistent> entry = registry().find(handle);  // no lock while the table is empty
   if (!entry) return;
   std::lock_guard<std::mutex> lock(entry->mutex);
-  entry->active = false;
   copy_status(*entry, status);
+  entry->active = false;
+}
+
+bool report_inactive(MPI_Request handle, MPI_Status* status) {
+  const std::shared_ptr<Persistent> entry = registry().find(handle);  // no lock while the table is empty
+  if (!entry) return false;
+  std::lock_guard<std::mutex> lock(entry->mutex);
+  if (entry->active) return false;
+  if (status != MPI_STATUS_IGNORE) {
+    set_empty_status(status);
+    status->MPI_ERROR = MPI_SUCCESS;
+  }
+  return true;
 }
 
 void report_status(MPI_Request handle, MPI_Status* status) {

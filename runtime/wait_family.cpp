@@ -11,9 +11,10 @@ namespace {
 
 bool bad_array(int count, const MPI_Request requests[]) { return count < 0 || (count > 0 && requests == nullptr); }
 
-// The array as Waitany/Testany/Waitsome/Testsome of the base MPI should see it: registered
-// persistent collective handles that are inactive or whose collective still runs replaced by
-// MPI_REQUEST_NULL. completed(i) then records what the base MPI completed and copies it back.
+// The array as the base MPI's Wait/Test calls over arrays should see it: registered persistent
+// handles that are inactive or whose operation still runs replaced by MPI_REQUEST_NULL (for which
+// the base MPI reports the empty status an inactive request has). completed(i) then records what
+// the base MPI completed and copies it back.
 class MaskedArray {
  public:
   MaskedArray(int count, MPI_Request requests[]) : requests_(requests), view_(requests, requests + count), masked_(count, 0) {
@@ -32,6 +33,12 @@ class MaskedArray {
     mark_completed(requests_[i], status);
     requests_[i] = view_[i];
   }
+  // The base MPI completed the whole view (Waitall): the hidden elements stay as they were.
+  void all_completed(MPI_Status statuses[]) {
+    for (int i = 0; i < static_cast<int>(masked_.size()); ++i) {
+      if (!masked_[i]) completed(i, statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
+    }
+  }
   MPI_Request* view() { return view_.data(); }
   // "No active request" is not true while a hidden collective still runs.
   bool any_running() const { return any_running_; }
@@ -44,14 +51,6 @@ class MaskedArray {
   bool any_running_ = false;
   int rc_ = MPI_SUCCESS;
 };
-
-// After the base MPI completed every request of an array. Only persistent handles are registered,
-// and completion leaves those in the array, so the array itself still names them.
-void mark_all_completed(int count, const MPI_Request requests[], MPI_Status statuses[]) {
-  for (int i = 0; i < count; ++i) {
-    mark_completed(requests[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
-  }
-}
 
 int wait_every_device_work(int count, const MPI_Request requests[]) {
   int first_error = MPI_SUCCESS;
@@ -85,6 +84,7 @@ int wait_polling(MPI_Request* request, MPI_Status* status) {
 int wait_one(MPI_Request* request, MPI_Status* status) {
   if (background_work_pending() && request != nullptr) return wait_polling(request, status);
   if (!persistent_requests_exist() || request == nullptr) return PMPI_Wait(request, status);
+  if (report_inactive(*request, status)) return MPI_SUCCESS;
   const MPI_Request handle = *request;
   const int device_rc = wait_device_work(handle);
   const int rc = PMPI_Wait(request, status);
@@ -100,13 +100,18 @@ int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
   // Waiting for the device work first is safe: the base MPI keeps progressing meanwhile, and no
   // other request's completion is needed for it to finish.
   const int device_rc = wait_every_device_work(count, requests);
-  const int rc = PMPI_Waitall(count, requests, statuses);
-  mark_all_completed(count, requests, statuses);
+  MaskedArray masked(count, requests);  // nothing runs any more: hides the inactive handles
+  const int rc = PMPI_Waitall(count, masked.view(), statuses);
+  masked.all_completed(statuses);
   return device_rc != MPI_SUCCESS ? device_rc : rc;
 }
 
 int test_one(MPI_Request* request, int* flag, MPI_Status* status) {
   if (!persistent_requests_exist() || request == nullptr || flag == nullptr) return PMPI_Test(request, flag, status);
+  if (report_inactive(*request, status)) {
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
   const MPI_Request handle = *request;
   bool running = false;
   int rc = test_device_work(handle, &running);
@@ -186,6 +191,10 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   // operations would never be seen complete here. They advance as MPI_Test would advance them.
   advance_library();
   if (!persistent_requests_exist() || flag == nullptr) return PMPI_Request_get_status(request, flag, status);
+  if (report_inactive(request, status)) {
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
   bool running = false;
   const int rc = test_device_work(request, &running);
   if (rc != MPI_SUCCESS) return rc;
@@ -207,18 +216,19 @@ int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]
   if (!persistent_requests_exist() || std::none_of(requests, requests + count, is_registered)) {
     return PMPI_Testall(count, requests, flag, statuses);
   }
+  MaskedArray masked(count, requests);
+  if (masked.error() != MPI_SUCCESS) return masked.error();
+  *flag = 0;
+  if (masked.any_running()) return MPI_SUCCESS;
+  advance_library();  // the base MPI's Request_get_status polls no generalized request
   for (int i = 0; i < count; ++i) {
     int done = 0;
-    const int rc = request_get_status(requests[i], &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) return rc;
-    if (!done) {
-      *flag = 0;
-      return MPI_SUCCESS;
-    }
+    const int rc = PMPI_Request_get_status(masked.view()[i], &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || !done) return rc;
   }
   *flag = 1;
-  const int rc = PMPI_Waitall(count, requests, statuses);
-  mark_all_completed(count, requests, statuses);
+  const int rc = PMPI_Waitall(count, masked.view(), statuses);
+  masked.all_completed(statuses);
   return rc;
 }
 

@@ -3,7 +3,9 @@
 // started; these functions treat it as incomplete while the collective behind it runs, so it
 // completes when the collective has, in any array and through any of them. Waitany/Testany/
 // Waitsome/Testsome also hide inactive persistent collective requests from the base MPI, which
-// (MPICH 4.0.2) would report them completed over and over. The base MPI does the rest: generalized
+// (MPICH 4.0.2) would report them completed over and over. Every one of them answers for an
+// inactive registered request itself (complete at once, empty status): MPICH 4.0.2 reports a
+// never-started persistent collective, the library's handle, incomplete for ever. The base MPI does the rest: generalized
 // requests (device nonblocking calls) are polled by its own Wait/Test. In programs without
 // persistent collectives each function is one atomic load plus the base call.
 //

@@ -151,6 +151,82 @@ void completion_is_seen(const Env& e) {
   MPI_Request_free(&requests[0]);
 }
 
+// ---- inactive persistent requests, never started and after a completed round ----
+// A status no operation wrote, so that a call that leaves it alone is caught.
+MPI_Status scribbled_status() {
+  MPI_Status status;
+  status.MPI_SOURCE = 12345;
+  status.MPI_TAG = 54321;
+  MPI_Status_set_elements(&status, MPI_BYTE, 77);
+  return status;
+}
+
+bool is_empty(const MPI_Status& status) {
+  int count = -1, cancelled = -1;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  MPI_Test_cancelled(&status, &cancelled);
+  return status.MPI_SOURCE == MPI_ANY_SOURCE && status.MPI_TAG == MPI_ANY_TAG && count == 0 && cancelled == 0;
+}
+
+std::string describe(const MPI_Status& status) {
+  int count = -1;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  return "source " + std::to_string(status.MPI_SOURCE) + " tag " + std::to_string(status.MPI_TAG) + " bytes " +
+         std::to_string(count);
+}
+
+// Every completion call on an inactive persistent request returns at once, flag 1, empty status.
+// The blocking forms come last: before the fix they never returned.
+void expect_inactive(const Env& e, MPI_Request request, const std::string& when) {
+  MPI_Request keep = request;
+  int flag = 0;
+  MPI_Status status = scribbled_status();
+  int rc = MPI_Test(&keep, &flag, &status);
+  e.checker.check(rc == MPI_SUCCESS && flag == 1 && is_empty(status) && keep == request,
+                  "MPI_Test on an inactive persistent receive " + when + ": flag " + std::to_string(flag) + ", " +
+                      describe(status));
+  flag = 0;
+  status = scribbled_status();
+  rc = MPI_Request_get_status(request, &flag, &status);
+  e.checker.check(rc == MPI_SUCCESS && flag == 1 && is_empty(status),
+                  "MPI_Request_get_status on an inactive persistent receive " + when + ": flag " +
+                      std::to_string(flag) + ", " + describe(status));
+  MPI_Request pair[2] = {request, MPI_REQUEST_NULL};
+  MPI_Status statuses[2] = {scribbled_status(), scribbled_status()};
+  flag = 0;
+  rc = MPI_Testall(2, pair, &flag, statuses);
+  e.checker.check(rc == MPI_SUCCESS && flag == 1 && is_empty(statuses[0]) && pair[0] == request,
+                  "MPI_Testall over an inactive persistent receive " + when + ": flag " + std::to_string(flag) +
+                      ", " + describe(statuses[0]));
+  statuses[0] = scribbled_status();
+  rc = MPI_Waitall(2, pair, statuses);
+  e.checker.check(rc == MPI_SUCCESS && is_empty(statuses[0]) && pair[0] == request,
+                  "MPI_Waitall over an inactive persistent receive " + when + ": " + describe(statuses[0]));
+  status = scribbled_status();
+  rc = MPI_Wait(&keep, &status);
+  e.checker.check(rc == MPI_SUCCESS && is_empty(status) && keep == request,
+                  "MPI_Wait on an inactive persistent receive " + when + ": " + describe(status));
+}
+
+void inactive_persistent(const Env& e) {
+  const MPI_Count n = 100;
+  auto in = recv_buffer(e, n);
+  auto out = send_buffer(e, 50, n);
+  MPI_Request requests[2];
+  MPI_Recv_init(in->data(), static_cast<int>(n), MPI_INT, e.left(), 50, MPI_COMM_WORLD, &requests[0]);
+  MPI_Send_init(out->data(), static_cast<int>(n), MPI_INT, e.right(), 50, MPI_COMM_WORLD, &requests[1]);
+  expect_inactive(e, requests[0], "never started");
+  MPI_Startall(2, requests);
+  MPI_Status statuses[2];
+  const int rc = MPI_Waitall(2, requests, statuses);
+  e.checker.check(rc == MPI_SUCCESS && holds_message(*in, e.left(), 50, n) && statuses[0].MPI_SOURCE == e.left() &&
+                      statuses[0].MPI_TAG == 50,
+                  "a persistent round completes with its message and status");
+  expect_inactive(e, requests[0], "after a completed round");
+  MPI_Request_free(&requests[0]);
+  MPI_Request_free(&requests[1]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,6 +243,7 @@ int main(int argc, char** argv) {
   if (space) {
     Checker checker;
     const Env e{checker, *space, rank, size};
+    if (wanted("inactive")) inactive_persistent(e);
     if (wanted("completion")) completion_is_seen(e);
     if (wanted("free-persistent")) {
       free_active_persistent(e, 1000, 80, &after_finalize);
