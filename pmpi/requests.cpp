@@ -1,5 +1,5 @@
-// Request entry points the library must see: starting and freeing a persistent request may concern
-// a device-buffer collective the library owns (runtime/persistent.h), and the Wait/Test
+// Request entry points the library must see: starting, cancelling and freeing a persistent request
+// may concern a device-buffer operation the library owns (runtime/persistent.h), and the Wait/Test
 // family must not report such a request complete before its collective is
 // (runtime/wait_family.h). Generalized requests (device nonblocking calls) need nothing here:
 // the base MPI's Wait/Test poll them itself.
@@ -25,6 +25,8 @@ int MPI_Startall(int count, MPI_Request array_of_requests[]) {
 }
 
 int MPI_Request_free(MPI_Request* request) { return mcrp::free_request(request); }
+
+int MPI_Cancel(MPI_Request* request) { return mcrp::cancel_request(request); }
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) { return mcrp::wait_one(request, status); }
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {

@@ -115,6 +115,14 @@ int start_request(MPI_Request* request) {
   return rc;
 }
 
+int cancel_request(MPI_Request* request) {
+  const std::shared_ptr<Persistent> entry = request != nullptr ? registry().find(*request) : nullptr;
+  if (!entry || !entry->start) return PMPI_Cancel(request);
+  std::lock_guard<std::mutex> lock(entry->mutex);
+  // Inactive, or its operation already completed: MPI says the cancel then has no effect.
+  return entry->inner == MPI_REQUEST_NULL ? MPI_SUCCESS : PMPI_Cancel(&entry->inner);
+}
+
 namespace {
 
 // An active point-to-point operation outlives its freed handle: its inner request is freed too, so

@@ -40,6 +40,10 @@ void register_base_persistent(MPI_Request request);
 
 // MPI_Start for any request: starts a registered collective first, then the handle.
 int start_request(MPI_Request* request);
+// MPI_Cancel for any request: for a handle the library runs an operation behind, cancels that
+// operation's inner request (the handle is a barrier the base MPI cannot cancel); its status then
+// says so once completed. Any other request goes to the base MPI.
+int cancel_request(MPI_Request* request);
 // MPI_Request_free for any request: finishes or detaches (FreeActive) and forgets a registered one,
 // then frees the handle.
 int free_request(MPI_Request* request);

@@ -227,6 +227,35 @@ void inactive_persistent(const Env& e) {
   MPI_Request_free(&requests[1]);
 }
 
+// ---- MPI_Cancel of a started persistent receive, then a normal round ----
+void cancel_persistent(const Env& e) {
+  const MPI_Count n = 1000;
+  auto in = recv_buffer(e, n);
+  MPI_Request receive;
+  MPI_Recv_init(in->data(), static_cast<int>(n), MPI_INT, e.left(), 70, MPI_COMM_WORLD, &receive);
+  MPI_Start(&receive);
+  const int cancel_rc = MPI_Cancel(&receive);
+  MPI_Status status;
+  const int wait_rc = MPI_Wait(&receive, &status);
+  int cancelled = 0;
+  MPI_Test_cancelled(&status, &cancelled);
+  e.checker.check(cancel_rc == MPI_SUCCESS && wait_rc == MPI_SUCCESS && cancelled == 1 && receive != MPI_REQUEST_NULL,
+                  "a cancelled persistent receive reports cancelled, rc " + std::to_string(cancel_rc) + "/" +
+                      std::to_string(wait_rc));
+  const std::vector<int> untouched = in->download();
+  e.checker.check(untouched == std::vector<int>(untouched.size(), kSentinel), "a cancelled receive leaves its buffer");
+  MPI_Barrier(MPI_COMM_WORLD);  // every receive is withdrawn before any message of tag 70 is sent
+
+  auto out = send_buffer(e, 70, n);
+  MPI_Start(&receive);
+  const int send_rc = MPI_Send(out->data(), static_cast<int>(n), MPI_INT, e.right(), 70, MPI_COMM_WORLD);
+  const int rc = MPI_Wait(&receive, &status);
+  MPI_Test_cancelled(&status, &cancelled);
+  e.checker.check(send_rc == MPI_SUCCESS && rc == MPI_SUCCESS && cancelled == 0 && holds_message(*in, e.left(), 70, n),
+                  "a persistent receive restarted after a cancel receives");
+  MPI_Request_free(&receive);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -245,6 +274,7 @@ int main(int argc, char** argv) {
     const Env e{checker, *space, rank, size};
     if (wanted("inactive")) inactive_persistent(e);
     if (wanted("completion")) completion_is_seen(e);
+    if (wanted("cancel")) cancel_persistent(e);
     if (wanted("free-persistent")) {
       free_active_persistent(e, 1000, 80, &after_finalize);
       free_active_persistent(e, 1000000, 81, &after_finalize);

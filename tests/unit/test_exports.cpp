@@ -81,6 +81,7 @@ const char* const kLifecycleEntryPoints[] = {
     "MPI_Start",          "MPI_Startall",            "MPI_Request_free",      "MPI_Testall",
     "MPI_Wait",           "MPI_Waitall",             "MPI_Waitany",           "MPI_Waitsome",
     "MPI_Test",           "MPI_Testany",             "MPI_Testsome",          "MPI_Request_get_status",
+    "MPI_Cancel",
 };
 
 std::vector<std::string> collective_entry_points() {
