@@ -9,6 +9,41 @@
 namespace mcrp {
 namespace {
 
+// A datatype's constructor and how many arguments it was built from (MPI_Type_get_envelope).
+struct Envelope {
+  int integers = 0;
+  int addresses = 0;
+  int types = 0;
+  int combiner = MPI_COMBINER_NAMED;
+};
+
+bool envelope_of(MPI_Datatype type, Envelope* e) {
+  if (is_builtin_handle(type)) return true;  // predefined: named, nothing to ask
+  return PMPI_Type_get_envelope(type, &e->integers, &e->addresses, &e->types, &e->combiner) == MPI_SUCCESS;
+}
+
+// Whether the type's bytes lie in the order of its type signature. Predefined types' do (the pair
+// types such as MPI_FLOAT_INT are named too); of derived ones only a contiguous run or a duplicate
+// of such a type is known to. Any other constructor may list its blocks out of address order (an
+// hindexed type with displacements {4, 0} is gap-free yet swaps its two ints), so it counts as out
+// of order and its data is packed, which is right for every type.
+bool in_signature_order(MPI_Datatype type) {
+  Envelope e;
+  if (!envelope_of(type, &e)) return false;
+  if (e.combiner == MPI_COMBINER_NAMED) return true;
+  const bool one_run = e.combiner == MPI_COMBINER_CONTIGUOUS || e.combiner == MPI_COMBINER_DUP;
+  if (!one_run || e.integers > 1 || e.addresses != 0 || e.types != 1) return false;
+  int count = 0;
+  MPI_Aint no_address = 0;
+  MPI_Datatype old = MPI_DATATYPE_NULL;
+  if (PMPI_Type_get_contents(type, e.integers, 0, 1, &count, &no_address, &old) != MPI_SUCCESS) return false;
+  const bool ordered = in_signature_order(old);
+  // MPI_Type_get_contents returns new handles for derived types, the caller's to free.
+  Envelope old_envelope;
+  if (envelope_of(old, &old_envelope) && old_envelope.combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&old);
+  return ordered;
+}
+
 Status query_type_info(MPI_Datatype type, TypeInfo* info) {
   MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   int rc = PMPI_Type_size_x(type, &info->size);
@@ -18,6 +53,9 @@ Status query_type_info(MPI_Datatype type, TypeInfo* info) {
   info->extent = extent;
   info->true_lb = true_lb;
   info->true_extent = true_extent;
+  // Only a gap-free type starting at 0 could move as plain bytes; for it the order decides.
+  const bool gap_free = info->size == extent && info->size == true_extent && true_lb == 0;
+  info->ordered = !gap_free || in_signature_order(type);
   return {};
 }
 

@@ -34,8 +34,12 @@ struct TypeInfo {
   MPI_Aint extent = 0;
   MPI_Aint true_lb = 0;
   MPI_Aint true_extent = 0;
-  // Elements abut with no gaps and start at offset 0: a buffer of n elements is n*size plain bytes.
-  bool contiguous() const { return size == extent && size == true_extent && true_lb == 0; }
+  // The bytes lie in the order of the type signature (asked only of gap-free types, the only ones
+  // whose contiguity it decides): a gap-free type may still list its blocks out of address order.
+  bool ordered = true;
+  // Elements abut with no gaps, start at offset 0 and lie in signature order: a buffer of n elements
+  // is n*size plain bytes that a peer may read with any type of the same signature.
+  bool contiguous() const { return ordered && size == extent && size == true_extent && true_lb == 0; }
 };
 // MPI_ERR_TYPE for MPI_DATATYPE_NULL and other handles that are no datatype.
 Status type_info(MPI_Datatype type, TypeInfo* info);

@@ -20,6 +20,9 @@ endfunction()
 # Every blocking collective against host references (one rank: the local copy, no NCCL).
 mcrpmpi_add_fake_nccl_test(collectives RANKS 1 2 3 4
                            COMMAND $<TARGET_FILE:mcrpmpi_gpu_collectives> --space fake-device --path nccl)
+# Swapped gap-free datatypes: packed for NCCL, not moved as raw bytes.
+mcrpmpi_add_fake_nccl_test(derived_placement RANKS 2 3 TIMEOUT 60
+                           COMMAND $<TARGET_FILE:test_datatype_placement_linked> --space fake-device-legacy)
 # Nonblocking collectives, and the cross-communicator orders that need guarantee 2.
 mcrpmpi_add_fake_nccl_test(nonblocking RANKS 2 3 4 COMMAND $<TARGET_FILE:test_nonblocking_gpu> --fake-device)
 mcrpmpi_add_fake_nccl_test(persistent RANKS 2 3 COMMAND $<TARGET_FILE:test_persistent_gpu> --fake-device)
