@@ -36,7 +36,8 @@ struct LocalMemory {
 
 // The two buffer arguments as the caller passed them, located once per call (MPI_IN_PLACE is no
 // memory). Every significant side's base is one of them (collectives/layout.h), so when both are
-// host memory the call is a host call whatever the significance, and needs no layout to say so.
+// host memory and their datatypes predefined the call is a host call whatever the significance,
+// and needs no layout to say so (a derived datatype may reach other memory: classify).
 // Locating an insignificant argument reads nothing through it: detection never dereferences.
 struct ArgumentMemory {
   device::PointerInfo send, recv;
@@ -58,13 +59,20 @@ ArgumentMemory locate_arguments(const CollCall& call) {
   return ArgumentMemory{where(call.sendbuf), where(call.recvbuf)};
 }
 
-// Where each significant side's base is (kept in the Prepared for the device views), and so
+// A buffer argument whose datatype is derived may hold data away from the pointer itself (MPI_BOTTOM
+// with absolute addresses), so locating the argument does not tell a host call; the layout must.
+bool data_may_lie_elsewhere(const CollCall& call) {
+  auto derived = [](MPI_Datatype type) { return is_datatype_handle(type) && !is_builtin_handle(type); };
+  return (call.sendbuf != MPI_IN_PLACE && derived(call.sendtype)) || derived(call.recvtype);
+}
+
+// Where each significant side's data starts (kept in the Prepared for the device views), and so
 // whether the call has device memory and on which device.
 LocalMemory classify(Prepared& p, const ArgumentMemory& arguments) {
   LocalMemory memory;
   for (auto [side, info] : {std::pair{&p.layout.send, &p.send_memory}, std::pair{&p.layout.recv, &p.recv_memory}}) {
     if (!side->significant()) continue;
-    *info = arguments.of(side->base, *p.call);
+    *info = arguments.of(memory_probe_address(*side), *p.call);
     if (info->kind == device::MemoryKind::device && !memory.device) {
       memory.device = true;
       memory.ordinal = info->device;
@@ -346,7 +354,9 @@ int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Re
     const Config& settings = config();
     return settings.stats || settings.verify || settings.profile;
   };
-  if (host_only || (!arguments.any_device() && !watched())) return pass_through(call, base, request);
+  if (host_only || (!arguments.any_device() && !watched() && !data_may_lie_elsewhere(call))) {
+    return pass_through(call, base, request);
+  }
   return route_guarded(call, arguments, base, mode, request);
 }
 

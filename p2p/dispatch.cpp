@@ -18,6 +18,7 @@
 #include "runtime/errors.h"
 #include "runtime/host_only.h"
 #include "runtime/memory_checks.h"
+#include "runtime/mpich_handles.h"
 #include "runtime/persistent.h"
 #include "runtime/profile.h"
 #include "runtime/progress.h"
@@ -31,7 +32,7 @@ int device_of(const P2PPrepared& p) {
   profile::StepTimer classifying(profile::Step::classify);
   for (const BufferSide* side : {&p.send, &p.recv}) {
     if (!side->significant()) continue;
-    const device::PointerInfo info = device::locate(side->base);
+    const device::PointerInfo info = device::locate(memory_probe_address(*side));
     if (info.kind == device::MemoryKind::device) return info.device;
   }
   return -1;
@@ -77,8 +78,10 @@ Status check_large_counts(const P2PCall& call) {
   return {};
 }
 
-bool in_device_memory(const void* buffer) {
-  return device::locate(buffer).kind == device::MemoryKind::device;
+// A buffer that may hold device data: in device memory, or of a derived datatype, which may reach
+// memory away from the pointer (MPI_BOTTOM with absolute addresses; the call's sides tell).
+bool may_be_device(const void* buffer, MPI_Datatype type) {
+  return !is_builtin_handle(type) || device::locate(buffer).kind == device::MemoryKind::device;
 }
 
 // Whether the call goes to the base MPI as it is, decided before the call is described (that
@@ -91,7 +94,8 @@ bool plainly_host(const P2PCall& call) {
   if (profile::enabled() || config().verify) return false;
   if (!device::cuda_available()) return true;
   if (engines_exist()) return false;
-  return !(call.sends() && in_device_memory(call.sendbuf)) && !(call.receives() && in_device_memory(call.recvbuf));
+  return !(call.sends() && may_be_device(call.sendbuf, call.sendtype)) &&
+         !(call.receives() && may_be_device(call.recvbuf, call.recvtype));
 }
 
 // MCRPMPI_VERIFY=1: the memory behind each significant side holds what the call covers (a device
@@ -99,7 +103,7 @@ bool plainly_host(const P2PCall& call) {
 Status check_memory(const P2PPrepared& p) {
   if (!config().verify) return {};
   for (auto [side, type] : {std::pair{&p.send, &p.send_type}, std::pair{&p.recv, &p.recv_type}}) {
-    if (side->significant()) MCRP_TRY(check_buffer_memory(*side, *type, device::locate(side->base)));
+    if (side->significant()) MCRP_TRY(check_buffer_memory(*side, *type, device::locate(memory_probe_address(*side))));
   }
   return {};
 }
@@ -149,7 +153,7 @@ Status check_asserted_sides(P2PPrepared& p) {
     MCRP_TRY(check_side(*side, *type));
     MCRP_TRY(check_committed(side->type, p.call->comm));  // NCCL would not notice
     if (side->total_count() * type->size == 0) continue;
-    const device::PointerInfo where = device::locate(side->base);
+    const device::PointerInfo where = device::locate(memory_probe_address(*side));
     if (where.kind != device::MemoryKind::device) {
       return Status(MPI_ERR_BUFFER, "host buffer on a communicator asserted to carry device memory only "
                                     "(mpi_assert_memory_alloc_kinds=cuda:device or MCRPMPI_P2P_DEVICE_ONLY)");

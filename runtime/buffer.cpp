@@ -155,6 +155,13 @@ Span span_of(const BufferSide& side, const TypeInfo& type) {
   return span;
 }
 
+const char* first_reached_byte(const BufferSide& side) {
+  TypeInfo type;
+  if (!type_info(side.type, &type).ok()) return side.base;
+  const Span span = span_of(side, type);
+  return span.bytes() > 0 ? side.base + span.lo : side.base;
+}
+
 bool covers_span(const BufferSide& side, const TypeInfo& type, const Span& span) {
   return type.contiguous() && static_cast<std::size_t>(side.total_count() * type.size) == span.bytes();
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device/status.h"
+#include "runtime/mpich_handles.h"
 
 namespace mcrp {
 
@@ -65,6 +66,16 @@ struct Span {
   std::size_t bytes() const { return static_cast<std::size_t>(hi - lo); }
 };
 Span span_of(const BufferSide& side, const TypeInfo& type);
+
+// Where a significant side's memory kind is to be looked up. A predefined datatype's data starts at
+// the base's element, inside the base's allocation; a derived one may start anywhere: absolute
+// addresses from MPI_BOTTOM (NULL), a lower bound or displacements reaching into an allocation the
+// base is not in. Then the first byte its blocks reach (a datatype query; none for predefined types,
+// inline: every device call classifies its sides).
+const char* first_reached_byte(const BufferSide& side);
+inline const char* memory_probe_address(const BufferSide& side) {
+  return is_builtin_handle(side.type) ? side.base : first_reached_byte(side);
+}
 
 // True when writing the side's blocks overwrites its whole span, so a copy of it need not be filled
 // first to keep the bytes between blocks (holes in a derived datatype, gaps between displacements).

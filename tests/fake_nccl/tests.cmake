@@ -20,7 +20,8 @@ endfunction()
 # Every blocking collective against host references (one rank: the local copy, no NCCL).
 mcrpmpi_add_fake_nccl_test(collectives RANKS 1 2 3 4
                            COMMAND $<TARGET_FILE:mcrpmpi_gpu_collectives> --space fake-device --path nccl)
-# Swapped gap-free datatypes: packed for NCCL, not moved as raw bytes.
+# Swapped gap-free datatypes (packed for NCCL) and MPI_BOTTOM with absolute device addresses (every
+# rank on NCCL: one classified host would leave the others waiting in NCCL).
 mcrpmpi_add_fake_nccl_test(derived_placement RANKS 2 3 TIMEOUT 60
                            COMMAND $<TARGET_FILE:test_datatype_placement_linked> --space fake-device-legacy)
 # Nonblocking collectives, and the cross-communicator orders that need guarantee 2.

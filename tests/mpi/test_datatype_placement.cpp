@@ -5,6 +5,8 @@
 //     (a, b) into one element stores (b, a); sending one element sends (b, a). Every data-movement
 //     collective, blocking and nonblocking, on MPI_COMM_WORLD and MPI_COMM_SELF (a one-rank copy),
 //     with the swapped type on the receive side and on the send side; point-to-point too.
+//   - MPI_BOTTOM (NULL) with datatypes of absolute addresses into the memory space: the buffer
+//     argument says nothing about where the data is, its first byte does.
 // Run with --space host, fake-device-legacy (uploads become visible only once the library orders
 // its work after the legacy default stream, so device data handed to the base MPI as host memory
 // reads stale), with MCRPMPI_STAGED_CHUNK_BYTES=16 (pipelined bcast and allgather rows) and with
@@ -79,6 +81,8 @@ class Suite {
       }
     }
     swapped_p2p();
+    bottom_collectives();
+    bottom_p2p();
   }
 
  private:
@@ -232,6 +236,82 @@ class Suite {
       const std::vector<int> expected = block_of(0, ints), got = buffer.download();
       checker_.expect_equal("send the swapped type, receive ints", rc, got.data(), expected.data(), expected.size());
     }
+  }
+
+  // `blocks` blocks of 2 * kPairs ints at the absolute address of `buffer`: one element of it
+  // addresses them from MPI_BOTTOM.
+  static MPI_Datatype absolute(const void* buffer, int blocks) {
+    MPI_Aint address = 0;
+    MPI_Get_address(buffer, &address);
+    int length = blocks * 2 * kPairs;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Type_create_hindexed(1, &length, &address, MPI_INT, &type);
+    MPI_Type_commit(&type);
+    return type;
+  }
+
+  void bottom_collectives() {
+    const MPI_Comm comm = MPI_COMM_WORLD;
+    const int rank = rank_of(comm), ranks = size_of(comm), ints = 2 * kPairs;
+    std::vector<int> every;
+    for (int r = 0; r < ranks; ++r) {
+      const std::vector<int> b = block_of(r, ints);
+      every.insert(every.end(), b.begin(), b.end());
+    }
+    SpaceBuffer<int> send(space_, block_of(rank, ints));
+    MPI_Datatype send_type = absolute(send.data(), 1);
+    for (bool nonblocking : {false, true}) {
+      const std::string form = nonblocking ? " nonblocking" : "";
+      {
+        // Every rank sends from MPI_BOTTOM; the root receives into a plain device pointer.
+        SpaceBuffer<int> recv(space_, std::vector<int>(every.size(), kUntouched));
+        const int rc = completed(nonblocking, [&](MPI_Request* q) {
+          return q ? MPI_Igather(MPI_BOTTOM, 1, send_type, recv.data(), ints, MPI_INT, 0, comm, q)
+                   : MPI_Gather(MPI_BOTTOM, 1, send_type, recv.data(), ints, MPI_INT, 0, comm);
+        });
+        const std::vector<int> got = recv.download();
+        const std::vector<int> expected = rank == 0 ? every : std::vector<int>(every.size(), kUntouched);
+        checker_.expect_equal("gather from MPI_BOTTOM" + form, rc, got.data(), expected.data(), expected.size());
+      }
+      {
+        // Both sides from MPI_BOTTOM: no buffer argument is anything but NULL.
+        SpaceBuffer<int> recv(space_, std::vector<int>(every.size(), kUntouched));
+        MPI_Datatype recv_block = absolute(recv.data(), 1);  // extent: one block, so block r follows
+        const int rc = completed(nonblocking, [&](MPI_Request* q) {
+          return q ? MPI_Iallgather(MPI_BOTTOM, 1, send_type, MPI_BOTTOM, 1, recv_block, comm, q)
+                   : MPI_Allgather(MPI_BOTTOM, 1, send_type, MPI_BOTTOM, 1, recv_block, comm);
+        });
+        const std::vector<int> got = recv.download();
+        checker_.expect_equal("allgather from and to MPI_BOTTOM" + form, rc, got.data(), every.data(), every.size());
+        MPI_Type_free(&recv_block);
+      }
+      {
+        SpaceBuffer<int> buffer(space_, rank == 0 ? block_of(0, ints) : std::vector<int>(ints, kUntouched));
+        MPI_Datatype type = absolute(buffer.data(), 1);
+        const int rc = completed(nonblocking, [&](MPI_Request* q) {
+          return q ? MPI_Ibcast(MPI_BOTTOM, 1, type, 0, comm, q) : MPI_Bcast(MPI_BOTTOM, 1, type, 0, comm);
+        });
+        const std::vector<int> got = buffer.download(), expected = block_of(0, ints);
+        checker_.expect_equal("bcast on MPI_BOTTOM" + form, rc, got.data(), expected.data(), expected.size());
+        MPI_Type_free(&type);
+      }
+    }
+    MPI_Type_free(&send_type);
+  }
+
+  // Rank 0 sends from MPI_BOTTOM, rank 1 receives into MPI_BOTTOM.
+  void bottom_p2p() {
+    if (size_of(MPI_COMM_WORLD) < 2 || rank_of(MPI_COMM_WORLD) > 1) return;
+    const int rank = rank_of(MPI_COMM_WORLD), ints = 2 * kPairs;
+    SpaceBuffer<int> buffer(space_, rank == 0 ? block_of(0, ints) : std::vector<int>(ints, kUntouched));
+    MPI_Datatype type = absolute(buffer.data(), 1);
+    const int rc = rank == 0 ? MPI_Send(MPI_BOTTOM, 1, type, 1, 9, MPI_COMM_WORLD)
+                             : MPI_Recv(MPI_BOTTOM, 1, type, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rank == 1) {
+      const std::vector<int> got = buffer.download(), expected = block_of(0, ints);
+      checker_.expect_equal("send and receive on MPI_BOTTOM", rc, got.data(), expected.data(), expected.size());
+    }
+    MPI_Type_free(&type);
   }
 
   Checker& checker_;
