@@ -19,10 +19,13 @@
 #include <vector>
 
 #include "tests/mpi/check.h"
+#include "tests/mpi/comm_position.h"
 #include "tests/mpi/memory_spaces.h"
 
 namespace {
 
+using mcrp_test::rank_of;
+using mcrp_test::size_of;
 using mcrp_test::Checker;
 using mcrp_test::MemorySpace;
 using mcrp_test::SpaceBuffer;
@@ -44,16 +47,6 @@ std::vector<int> swapped_pairs(std::vector<int> v) {
   return v;
 }
 
-int rank_of(MPI_Comm comm) {
-  int r = 0;
-  MPI_Comm_rank(comm, &r);
-  return r;
-}
-int size_of(MPI_Comm comm) {
-  int s = 0;
-  MPI_Comm_size(comm, &s);
-  return s;
-}
 
 // A blocking call, or its nonblocking form completed at once.
 int completed(bool nonblocking, const std::function<int(MPI_Request*)>& call) {

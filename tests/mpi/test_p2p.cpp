@@ -31,21 +31,12 @@
 #include "tests/mpi/device_only_comm.h"
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/p2p_entry_points.h"
+#include "tests/mpi/p2p_messages.h"
 
 namespace {
 
 using namespace mcrp_test;
 
-constexpr int kSentinel = -7777;
-
-// What `src` sends with `tag`: element i.
-int value(int src, int tag, MPI_Count i) { return static_cast<int>((src * 131 + tag * 7919 + i * 3) % 1000003); }
-
-std::vector<int> message(int src, int tag, MPI_Count n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  for (MPI_Count i = 0; i < n; ++i) v[i] = value(src, tag, i);
-  return v;
-}
 
 // MPICH 4.0.2: MPI_Isendrecv and MPI_Isendrecv_replace move the data right but complete with a
 // status that does not describe the received message (source 0, tag 0, count 0). Probed with

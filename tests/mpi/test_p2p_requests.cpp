@@ -17,20 +17,12 @@
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
 #include "tests/mpi/memory_spaces.h"
+#include "tests/mpi/p2p_messages.h"
 
 namespace {
 
 using namespace mcrp_test;
 
-constexpr int kSentinel = -7777;
-
-int value(int src, int tag, MPI_Count i) { return static_cast<int>((src * 131 + tag * 7919 + i * 3) % 1000003); }
-
-std::vector<int> message(int src, int tag, MPI_Count n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  for (MPI_Count i = 0; i < n; ++i) v[i] = value(src, tag, i);
-  return v;
-}
 
 struct Env {
   Checker& checker;

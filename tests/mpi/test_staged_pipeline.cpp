@@ -22,26 +22,19 @@
 #include <vector>
 
 #include "tests/mpi/check.h"
+#include "tests/mpi/comm_position.h"
 #include "tests/mpi/memory_spaces.h"
 
 namespace {
 
+using mcrp_test::rank_of;
+using mcrp_test::size_of;
 using mcrp_test::Checker;
 using mcrp_test::MemorySpace;
 using mcrp_test::SpaceBuffer;
 
 constexpr int kHole = -7;  // what the bytes between a non-contiguous type's elements must keep
 
-int rank_of(MPI_Comm comm) {
-  int r = 0;
-  MPI_Comm_rank(comm, &r);
-  return r;
-}
-int size_of(MPI_Comm comm) {
-  int s = 0;
-  MPI_Comm_size(comm, &s);
-  return s;
-}
 
 // Rank r's i-th input element; sums over 4 ranks stay far from overflow.
 int value(int rank, long i) { return (rank + 1) * 1000 + static_cast<int>(i % 997); }
