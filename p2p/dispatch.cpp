@@ -287,7 +287,9 @@ int run_probe(const char* entry, int source, int tag, MPI_Comm comm, int* flag, 
               MPI_Status* status, int (*base)(void*), void* context) {
   if (!device::cuda_available()) return base(context);
   const std::shared_ptr<Engine> engine = engine_of(comm);
-  if (!engine) return base(context);
+  // MPI_PROC_NULL matches no message, the library's included: the base MPI answers at once (status
+  // of MPI_PROC_NULL, MPI_MESSAGE_NO_PROC), where the engine would read its reply as a message.
+  if (!engine || source == MPI_PROC_NULL) return base(context);
   P2PCall call;
   call.comm = comm;
   call.entry = entry;

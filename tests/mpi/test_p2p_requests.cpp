@@ -3,7 +3,8 @@
 // nonblocking requests freed while active, and about MPI_Request_get_status / MPI_Testall seeing a
 // request complete. Each section is a ring (a rank receives from its left, sends to its right):
 //   --space S      buffers in S (host, fake-device)
-//   --section NAME only that section (inactive, completion, cancel, free-persistent, free-nonblocking)
+//   --section NAME only that section (inactive, completion, cancel, proc-null-probes, free-persistent,
+//                  free-nonblocking)
 // Statuses of inactive requests must be empty (source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0, not
 // cancelled). A freed operation's data is checked after MPI_Finalize, the only point where MPI says
 // it has arrived. A section the library gets wrong may deadlock: the test's timeout catches that.
@@ -248,6 +249,40 @@ void cancel_persistent(const Env& e) {
   MPI_Request_free(&receive);
 }
 
+// ---- Probes of MPI_PROC_NULL: answered at once, as MPI says, on every kind of communicator ----
+bool proc_null_status(const MPI_Status& status) {
+  int count = -1;
+  MPI_Get_count(&status, MPI_INT, &count);
+  return status.MPI_SOURCE == MPI_PROC_NULL && status.MPI_TAG == MPI_ANY_TAG && count == 0;
+}
+
+void proc_null_probes(const Env& e) {
+  MPI_Status status;
+  int rc = MPI_Probe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &status);
+  e.checker.check(rc == MPI_SUCCESS && proc_null_status(status), "MPI_Probe(MPI_PROC_NULL), rc " + std::to_string(rc));
+  int flag = 0;
+  rc = MPI_Iprobe(MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
+  e.checker.check(rc == MPI_SUCCESS && flag == 1 && proc_null_status(status),
+                  "MPI_Iprobe(MPI_PROC_NULL), rc " + std::to_string(rc));
+  MPI_Message message = MPI_MESSAGE_NULL;
+  rc = MPI_Mprobe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &message, &status);
+  e.checker.check(rc == MPI_SUCCESS && message == MPI_MESSAGE_NO_PROC && proc_null_status(status),
+                  "MPI_Mprobe(MPI_PROC_NULL), rc " + std::to_string(rc));
+  auto in = recv_buffer(e, 4);
+  rc = MPI_Mrecv(in->data(), 4, MPI_INT, &message, &status);
+  e.checker.check(rc == MPI_SUCCESS && message == MPI_MESSAGE_NULL && proc_null_status(status),
+                  "MPI_Mrecv of MPI_MESSAGE_NO_PROC, rc " + std::to_string(rc));
+  flag = 0;
+  message = MPI_MESSAGE_NULL;
+  rc = MPI_Improbe(MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &message, &status);
+  e.checker.check(rc == MPI_SUCCESS && flag == 1 && message == MPI_MESSAGE_NO_PROC && proc_null_status(status),
+                  "MPI_Improbe(MPI_PROC_NULL), rc " + std::to_string(rc));
+  MPI_Request request = MPI_REQUEST_NULL;
+  rc = MPI_Imrecv(in->data(), 4, MPI_INT, &message, &request);
+  if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, &status);
+  e.checker.check(rc == MPI_SUCCESS && proc_null_status(status), "MPI_Imrecv of MPI_MESSAGE_NO_PROC, rc " + std::to_string(rc));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -267,6 +302,7 @@ int main(int argc, char** argv) {
     if (wanted("inactive")) inactive_persistent(e);
     if (wanted("completion")) completion_is_seen(e);
     if (wanted("cancel")) cancel_persistent(e);
+    if (wanted("proc-null-probes")) proc_null_probes(e);
     if (wanted("free-persistent")) {
       free_active_persistent(e, 1000, 80, &after_finalize);
       free_active_persistent(e, 1000000, 81, &after_finalize);
