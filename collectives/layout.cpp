@@ -1,6 +1,7 @@
 #include "collectives/layout.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 namespace mcrp {
@@ -46,9 +47,13 @@ BufferSide output(void* base, MPI_Datatype type, std::vector<Block> blocks, bool
   return side;
 }
 
+// Saturates instead of overflowing (large-count arrays of bad input): validation then refuses the
+// sum as too large.
 MPI_Count sum(const CountArray& counts, int ranks) {
   MPI_Count total = 0;
-  for (int i = 0; i < ranks; ++i) total += counts[i];
+  for (int i = 0; i < ranks; ++i) {
+    if (__builtin_add_overflow(total, counts[i], &total)) return std::numeric_limits<MPI_Count>::max();
+  }
   return total;
 }
 
@@ -139,7 +144,8 @@ Layout layout_of(const CollCall& c, const Participant& self) {
       break;
     // Reduce-scatter vectors span the local group, on an intercommunicator too (MPI 4.1, 6.10).
     case CollKind::reduce_scatter_block: {
-      const MPI_Count total = c.recvcount * self.size;
+      MPI_Count total = 0;  // saturated as sum() is: validation refuses it
+      if (__builtin_mul_overflow(c.recvcount, self.size, &total)) total = std::numeric_limits<MPI_Count>::max();
       if (!in_place) l.send = input(c.sendbuf, c.sendtype, single(total));
       l.recv = output(c.recvbuf, c.recvtype, single(in_place ? total : c.recvcount), in_place);
       break;

@@ -157,7 +157,9 @@ Span span_of(const BufferSide& side, const TypeInfo& type) {
 
 const char* first_reached_byte(const BufferSide& side) {
   TypeInfo type;
-  if (!type_info(side.type, &type).ok()) return side.base;
+  // Sides that fail their checks (counts whose extents overflow) are located at the argument; the
+  // call's validation reports them later, and span_of must not compute with them.
+  if (!type_info(side.type, &type).ok() || !check_side(side, type).ok()) return side.base;
   const Span span = span_of(side, type);
   return span.bytes() > 0 ? side.base + span.lo : side.base;
 }
