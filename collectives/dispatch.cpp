@@ -14,6 +14,7 @@
 #include "runtime/comm_facts.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
+#include "runtime/guarded.h"
 #include "runtime/host_only.h"
 #include "runtime/memory_checks.h"
 #include "runtime/mpich_handles.h"
@@ -260,13 +261,7 @@ int route_device_aware(const CollCall& call, const ArgumentMemory& arguments, co
 // No exception crosses the C ABI: what escapes the routing becomes an MPI error.
 template <class Fn>
 int guarded(const CollCall& call, MPI_Request* request, Fn&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return fail(call, 0, Status(MPI_ERR_NO_MEM, "out of host memory"), request);
-  } catch (...) {
-    return fail(call, 0, Status(MPI_ERR_INTERN, "unexpected internal error"), request);
-  }
+  return mcrp::guarded(body, [&](const Status& status) { return fail(call, 0, status, request); });
 }
 
 // The counts arrays of a vector form, when the host checks need them: a NULL one (MPICH 4.0.2

@@ -16,6 +16,7 @@
 #include "runtime/base_mpi.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
+#include "runtime/guarded.h"
 #include "runtime/host_only.h"
 #include "runtime/memory_checks.h"
 #include "runtime/mpich_handles.h"
@@ -123,13 +124,7 @@ int fail(const P2PCall& call, const Status& status, MPI_Request* request) {
 // No exception crosses the C ABI: what escapes the routing becomes an MPI error.
 template <class Fn>
 int guarded(const P2PCall& call, MPI_Request* request, Fn&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return fail(call, Status(MPI_ERR_NO_MEM, "out of host memory"), request);
-  } catch (...) {
-    return fail(call, Status(MPI_ERR_INTERN, "unexpected internal error"), request);
-  }
+  return mcrp::guarded(body, [&](const Status& status) { return fail(call, status, request); });
 }
 
 // A CUDA-aware base MPI gets the device pointers, once the application's earlier work on the

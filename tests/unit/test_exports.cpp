@@ -38,6 +38,20 @@ constexpr CollectiveNames kCollectives[] = {
 #undef MCRP_COUNTS
 #undef MCRP_DISPLS
 
+// One row per line of block_collectives.def (MPI_Alltoallw, the neighborhood collectives): every one
+// has the three families and their _c forms.
+#define MCRP_COUNT int
+#define MCRP_COUNTS const int*
+#define MCRP_DISPLS const int*
+#define MCRPMPI_BLOCK_COLLECTIVE(Name, NonblockingName, kind, PARAMS, ARGS) {#Name, #NonblockingName, true},
+constexpr CollectiveNames kBlockCollectives[] = {
+#include "pmpi/block_collectives.def"
+};
+#undef MCRPMPI_BLOCK_COLLECTIVE
+#undef MCRP_COUNT
+#undef MCRP_COUNTS
+#undef MCRP_DISPLS
+
 // The families of collective entry points the library exports: one line per family. Nonblocking
 // (MPI_Iallreduce) and persistent (MPI_Allreduce_init) entry points are added by uncommenting theirs.
 using FamilyName = std::string (*)(const CollectiveNames&);
@@ -81,12 +95,13 @@ const char* const kLifecycleEntryPoints[] = {
     "MPI_Start",          "MPI_Startall",            "MPI_Request_free",      "MPI_Testall",
     "MPI_Wait",           "MPI_Waitall",             "MPI_Waitany",           "MPI_Waitsome",
     "MPI_Test",           "MPI_Testany",             "MPI_Testsome",          "MPI_Request_get_status",
-    "MPI_Cancel",
+    "MPI_Cancel",         "MPI_Reduce_local",        "MPI_Reduce_local_c",
 };
 
-std::vector<std::string> collective_entry_points() {
+template <std::size_t N>
+std::vector<std::string> collective_entry_points(const CollectiveNames (&list)[N]) {
   std::vector<std::string> names;
-  for (const CollectiveNames& c : kCollectives) {
+  for (const CollectiveNames& c : list) {
     for (FamilyName family : kExportedFamilies) {
       const std::string name = "MPI_" + family(c);
       names.push_back(name);
@@ -97,7 +112,9 @@ std::vector<std::string> collective_entry_points() {
 }
 
 std::vector<std::string> all_entry_points() {
-  std::vector<std::string> names = collective_entry_points();
+  std::vector<std::string> names = collective_entry_points(kCollectives);
+  const std::vector<std::string> block = collective_entry_points(kBlockCollectives);
+  names.insert(names.end(), block.begin(), block.end());
   const std::vector<std::string> p2p = p2p_entry_points();
   names.insert(names.end(), p2p.begin(), p2p.end());
   names.insert(names.end(), std::begin(kLifecycleEntryPoints), std::end(kLifecycleEntryPoints));
@@ -140,7 +157,13 @@ TEST_F(Exports, ListCoversEveryCollectiveOfTheDef) {
   // 16 collectives in 3 families (blocking, nonblocking, persistent), all but Barrier with _c forms:
   // a guard against a .def edit that breaks the macro.
   EXPECT_EQ(std::size(kCollectives), 16u);
-  EXPECT_EQ(collective_entry_points().size(), 3u * 31u);
+  EXPECT_EQ(collective_entry_points(kCollectives).size(), 3u * 31u);
+}
+
+TEST_F(Exports, ListCoversEveryBlockCollectiveOfTheDef) {
+  // MPI_Alltoallw and the five neighborhood collectives, 3 families, each with _c.
+  EXPECT_EQ(std::size(kBlockCollectives), 6u);
+  EXPECT_EQ(collective_entry_points(kBlockCollectives).size(), 3u * 12u);
 }
 
 TEST_F(Exports, ListCoversEveryPointToPointOperationOfTheDef) {

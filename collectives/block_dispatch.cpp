@@ -1,0 +1,170 @@
+#include "collectives/block_dispatch.h"
+
+#include <utility>
+
+#include "collectives/block_layout.h"
+#include "collectives/staged_sides.h"
+#include "device/cuda_runtime.h"
+#include "runtime/base_mpi.h"
+#include "runtime/config.h"
+#include "runtime/errors.h"
+#include "runtime/guarded.h"
+#include "runtime/host_only.h"
+#include "runtime/mpich_handles.h"
+#include "runtime/persistent.h"
+#include "runtime/wait_family.h"
+
+namespace mcrp {
+namespace {
+
+// The base call of these collectives takes its datatypes from the call's own arguments (ARGS), so
+// only the buffers and the request are substituted.
+class BlockBase final : public StagedBase {
+ public:
+  explicit BlockBase(const BaseCall& base) : base_(base) {}
+  int operator()(const void* sendbuf, void* recvbuf, MPI_Request* request) const override {
+    return base_(sendbuf, recvbuf, request, MPI_DATATYPE_NULL, MPI_OP_NULL);
+  }
+
+ private:
+  const BaseCall& base_;
+};
+
+int call_base_unchanged(const BlockCall& call, const BaseCall& base, MPI_Request* request) {
+  return base(call.sendbuf, call.recvbuf, request, MPI_DATATYPE_NULL, MPI_OP_NULL);
+}
+
+int fail(MPI_Comm comm, const char* call, const Status& status, MPI_Request* request) {
+  if (request != nullptr) *request = MPI_REQUEST_NULL;
+  return raise_error(comm, call, 0, status);
+}
+
+bool on_device(const void* pointer) {
+  return pointer != MPI_IN_PLACE && device::locate(pointer).kind == device::MemoryKind::device;
+}
+
+// Whether the call may have device memory or input the library checks: the per-block-type forms
+// (any block's datatype may reach elsewhere), derived datatypes, MPI_IN_PLACE, or a buffer argument
+// in device memory. Otherwise both sides lie where the arguments point, in host memory, and the
+// call goes to the base MPI after two memory-kind lookups.
+bool needs_layout(const BlockCall& c) {
+  auto derived = [](MPI_Datatype type) { return !is_builtin_handle(type); };
+  return c.per_block_types() || derived(c.sendtype) || derived(c.recvtype) || c.sendbuf == MPI_IN_PLACE ||
+         c.recvbuf == MPI_IN_PLACE || on_device(c.sendbuf) || on_device(c.recvbuf);
+}
+
+// The device of the first significant side with data in device memory, or -1.
+int device_of(const StagedSides& sides) {
+  for (const BufferSide* side : {&sides.send, &sides.recv}) {
+    if (!side->significant() || side->blocks.empty()) continue;
+    const device::PointerInfo where = device::locate(first_byte(*side));
+    if (where.kind == device::MemoryKind::device) return where.device;
+  }
+  return -1;
+}
+
+// Staged, blocking or started, once the sides are known to hold device memory.
+Status run_on_images(StagedSides sides, const BaseCall& base, Mode mode, MPI_Comm comm, const char* call,
+                     MPI_Request* request) {
+  const bool copy = !base_mpi_cuda_aware();
+  const BlockBase on_images(base);
+  if (mode == Mode::nonblocking) return start_staged_sides(std::move(sides), on_images, copy, comm, call, request);
+  return run_staged_sides(sides, on_images, copy);
+}
+
+[[gnu::noinline]] int route(const BlockCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
+  BlockCounts counts;
+  if (!block_counts(call, &counts)) return call_base_unchanged(call, base, request);
+  StagedSides sides;
+  Status status = block_sides(call, counts, &sides);
+  if (status.ok()) {
+    sides.device = device_of(sides);
+    if (sides.device < 0) return call_base_unchanged(call, base, request);
+    status = run_on_images(std::move(sides), base, mode, call.comm, nonblocking_mpi_name(call.kind), request);
+  }
+  return status.ok() ? MPI_SUCCESS : fail(call.comm, mpi_name(call.kind), status, request);
+}
+
+// What MPI_Reduce_local's arguments describe, checked as the base MPI checks them before it reads.
+Status reduce_local_sides(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                          StagedSides* sides) {
+  if (count < 0) return Status(MPI_ERR_COUNT, "negative count");
+  if (op == MPI_OP_NULL) return Status(MPI_ERR_OP, "MPI_OP_NULL");
+  TypeInfo type;
+  if (!type_info(datatype, &type).ok()) {
+    // As for the reductions: the base MPI checks a predefined op against the datatype first.
+    return is_builtin_handle(op) ? Status(MPI_ERR_OP, "the operation is not defined for an invalid datatype")
+                                 : Status(MPI_ERR_TYPE, "invalid datatype");
+  }
+  MCRP_TRY(check_committed(datatype, MPI_COMM_WORLD));
+  BufferSide& in = sides->send;
+  BufferSide& inout = sides->recv;
+  in.base = static_cast<char*>(const_cast<void*>(inbuf));
+  inout.base = static_cast<char*>(inoutbuf);
+  in.type = inout.type = datatype;
+  in.blocks = inout.blocks = {Block{0, count}};
+  in.read = inout.read = inout.written = true;
+  MCRP_TRY(check_side(in, type));
+  MCRP_TRY(check_side(inout, type));
+  sides->send_type = sides->recv_type = type;
+  sides->sendbuf = inbuf;
+  sides->recvbuf = inoutbuf;
+  for (const BufferSide* side : {&in, &inout}) {
+    const device::PointerInfo where = device::locate(memory_probe_address(*side));
+    if (where.kind == device::MemoryKind::device && sides->device < 0) sides->device = where.device;
+  }
+  return {};
+}
+
+}  // namespace
+
+int run_collective(const BlockCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
+  if (host_only_process() || !needs_layout(call)) return call_base_unchanged(call, base, request);
+  return guarded([&] { return route(call, base, mode, request); },
+                 [&](const Status& status) { return fail(call.comm, mpi_name(call.kind), status, request); });
+}
+
+int run_blocking_collective(const BlockCall& call, const BaseCall& base, const BaseCall& nonblocking) {
+  if (!config().polling_collectives) return run_collective(call, base);
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int rc = run_collective(call, nonblocking, Mode::nonblocking, &request);
+  return rc != MPI_SUCCESS ? rc : wait_polling(&request, MPI_STATUS_IGNORE);
+}
+
+int run_persistent_init(const BlockCall& call, const BaseCall& init, OwnedBaseCall nonblocking, MPI_Request* request) {
+  if (host_only_process()) {
+    const int rc = call_base_unchanged(call, init, request);
+    if (rc == MPI_SUCCESS) register_base_persistent(*request);
+    return rc;
+  }
+  const auto failed = [&](const Status& status) { return fail(call.comm, mpi_name(call.kind), status, request); };
+  return guarded(
+      [&] {
+        PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {
+          return run_collective(call, BaseCall(nonblocking), Mode::nonblocking, inner);
+        };
+        const Status status = create_persistent(std::move(start), request);
+        return status.ok() ? MPI_SUCCESS : failed(status);
+      },
+      failed);
+}
+
+int run_reduce_local(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                     const BaseCall& base) {
+  const auto unchanged = [&] { return base(inbuf, inoutbuf, nullptr, datatype, op); };
+  if (host_only_process()) return unchanged();
+  if (is_builtin_handle(datatype) && !on_device(inbuf) && !on_device(inoutbuf)) return unchanged();
+  // MPICH raises the errors of MPI_Reduce_local, which has no communicator, on MPI_COMM_WORLD.
+  const auto failed = [](const Status& status) { return fail(MPI_COMM_WORLD, "MPI_Reduce_local", status, nullptr); };
+  return guarded(
+      [&] {
+        StagedSides sides;
+        Status status = reduce_local_sides(inbuf, inoutbuf, count, datatype, op, &sides);
+        if (status.ok() && sides.device < 0) return unchanged();
+        if (status.ok()) status = run_on_images(std::move(sides), base, Mode::blocking, MPI_COMM_WORLD, "", nullptr);
+        return status.ok() ? MPI_SUCCESS : failed(status);
+      },
+      failed);
+}
+
+}  // namespace mcrp

@@ -1,0 +1,37 @@
+// The entry from pmpi/ for MPI_Alltoallw and the neighborhood collectives (pmpi/block_collectives.def)
+// and for MPI_Reduce_local: overloads of the routed collectives' three entries (dispatch.h) on
+// BlockCall, so one set of wrapper macros serves both lists.
+//
+// NCCL has no operation that matches these, so there is one device path: staging through pinned
+// host memory (staged_sides.h), decided by each rank alone from its own buffers. Every rank calls
+// the same base-MPI collective either way, so ranks that differ in memory kinds still match, and
+// no agreement is needed (rule 1 holds by construction). Host buffers go to the base MPI as they
+// are; in a process without CUDA (runtime/host_only.h) before anything else is looked at.
+#pragma once
+#include <mpi.h>
+
+#include "collectives/base_call.h"
+#include "collectives/block_call.h"
+#include "runtime/requests.h"
+
+namespace mcrp {
+
+int run_collective(const BlockCall& call, const BaseCall& base, Mode mode = Mode::blocking,
+                   MPI_Request* request = nullptr);
+
+// Under MCRPMPI_POLLING_COLLECTIVES (or a device-only point-to-point setting, runtime/config.h) the
+// blocking form runs as the nonblocking one plus a polling library wait, as the routed ones do.
+int run_blocking_collective(const BlockCall& call, const BaseCall& base, const BaseCall& nonblocking);
+
+// Persistent forms. In a process with CUDA every rank makes the library's persistent request, which
+// runs the nonblocking form through run_collective at each MPI_Start (memory kinds may differ per
+// start and per rank, and a base persistent request would not match a nonblocking collective on
+// another rank); a host-only process gets the base MPI's own persistent request.
+int run_persistent_init(const BlockCall& call, const BaseCall& init, OwnedBaseCall nonblocking, MPI_Request* request);
+
+// MPI_Reduce_local(_c): device buffers are reduced by the base MPI on pinned host images of both,
+// and the result copied back before the call returns. Errors are raised on MPI_COMM_SELF.
+int run_reduce_local(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                     const BaseCall& base);
+
+}  // namespace mcrp

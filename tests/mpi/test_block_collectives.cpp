@@ -1,0 +1,560 @@
+// MPI_Alltoallw, the neighborhood collectives and MPI_Reduce_local on buffers in any memory space:
+// every blocking, nonblocking and persistent form (persistent ones started twice), int and
+// large-count, against references computed here, on three topologies of MPI_COMM_WORLD:
+//   dist-graph  MPI_Dist_graph_create_adjacent: r sends to r+1 and r-2 (mod size), rank 0 also to
+//               the last rank, each edge once, so in- and out-degrees differ (3 and 4 ranks) and
+//               small sizes have self edges;
+//   cart        a non-periodic 2-D MPI_Cart_create: border neighbors are MPI_PROC_NULL, whose
+//               receive blocks MPI leaves untouched;
+//   graph       MPI_Graph_create of a ring without repeated neighbors (none at all on one rank).
+// MPI_Alltoallw runs on MPI_COMM_WORLD, also with MPI_IN_PLACE (its ignored send arguments NULL).
+// Receive buffers start filled with kSentinel; blocks lie in reverse order with one-element gaps,
+// and the w forms alternate MPI_INT with a strided int (an int and a hole), so a check of the whole
+// buffer also proves that gaps and holes kept their bytes. Options:
+//   --space S       host, fake-device, fake-device-legacy, device, device-legacy
+//   --scale N       elements per block are 1-3 times N (default 1; 4096 for the larger messages)
+//   --bad-input     also the library's argument checks on device buffers (MPI_ERRORS_RETURN)
+//   --mixed         odd ranks keep their buffers in host memory: ranks of one call differ in memory
+//                   kinds, which the base MPI's matching must not notice
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "tests/mpi/check.h"
+#include "tests/mpi/command_line.h"
+#include "tests/mpi/memory_spaces.h"
+#include "tests/mpi/p2p_messages.h"
+
+namespace {
+
+using namespace mcrp_test;
+
+enum class Kind { allgather, allgatherv, alltoall, alltoallv, alltoallw, world_alltoallw, world_in_place };
+enum class Form { blocking, nonblocking, persistent };
+enum class Counts { narrow, wide };
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::allgather: return "Neighbor_allgather";
+    case Kind::allgatherv: return "Neighbor_allgatherv";
+    case Kind::alltoall: return "Neighbor_alltoall";
+    case Kind::alltoallv: return "Neighbor_alltoallv";
+    case Kind::alltoallw: return "Neighbor_alltoallw";
+    case Kind::world_alltoallw: return "Alltoallw";
+    case Kind::world_in_place: return "Alltoallw(MPI_IN_PLACE)";
+  }
+  return "?";
+}
+const char* form_name(Form form) {
+  return form == Form::blocking ? "blocking" : form == Form::nonblocking ? "nonblocking" : "persistent";
+}
+
+// Every rank's neighbor lists in the topology's block order (MPI_PROC_NULL kept in its place), so a
+// rank can tell what each of its receive blocks must hold.
+struct Topology {
+  std::string name;
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::vector<std::vector<int>> sources, destinations;  // [rank][block]
+};
+
+// Gathers each rank's lists with the base MPI (PMPI_: the references do not go through the library).
+void share_lists(Topology& t, const std::vector<int>& sources, const std::vector<int>& destinations) {
+  int size = 0;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (auto [mine, all] : {std::pair{&sources, &t.sources}, std::pair{&destinations, &t.destinations}}) {
+    int n = static_cast<int>(mine->size());
+    std::vector<int> lengths(size);
+    PMPI_Allgather(&n, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    std::vector<int> displs(size, 0);
+    for (int r = 1; r < size; ++r) displs[r] = displs[r - 1] + lengths[r - 1];
+    std::vector<int> flat(displs[size - 1] + lengths[size - 1] + 1);
+    PMPI_Allgatherv(mine->data(), n, MPI_INT, flat.data(), lengths.data(), displs.data(), MPI_INT, MPI_COMM_WORLD);
+    all->resize(size);
+    for (int r = 0; r < size; ++r) (*all)[r].assign(flat.begin() + displs[r], flat.begin() + displs[r] + lengths[r]);
+  }
+}
+
+Topology dist_graph(int rank, int size) {
+  // The same list on every rank, in one order, each edge once: how repeated edges between two
+  // ranks pair up is not fixed by MPI (MPICH pairs them differently in different collectives).
+  std::vector<std::pair<int, int>> edges;
+  auto add = [&](int from, int to) {
+    if (std::find(edges.begin(), edges.end(), std::pair{from, to}) == edges.end()) edges.emplace_back(from, to);
+  };
+  for (int r = 0; r < size; ++r) {
+    add(r, (r + 1) % size);
+    add(r, (r + size - (2 % size)) % size);
+  }
+  add(0, size - 1);
+  std::vector<int> sources, destinations;
+  for (auto [from, to] : edges) {
+    if (from == rank) destinations.push_back(to);
+    if (to == rank) sources.push_back(from);
+  }
+  Topology t;
+  t.name = "dist-graph";
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(sources.size()), sources.data(), MPI_UNWEIGHTED,
+                                 static_cast<int>(destinations.size()), destinations.data(), MPI_UNWEIGHTED,
+                                 MPI_INFO_NULL, 0, &t.comm);
+  share_lists(t, sources, destinations);
+  return t;
+}
+
+Topology cart(int size) {
+  int dims[2] = {0, 0}, periods[2] = {0, 0};
+  MPI_Dims_create(size, 2, dims);
+  Topology t;
+  t.name = "cart";
+  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &t.comm);
+  std::vector<int> neighbors;
+  for (int d = 0; d < 2; ++d) {
+    int below = MPI_PROC_NULL, above = MPI_PROC_NULL;
+    MPI_Cart_shift(t.comm, d, 1, &below, &above);
+    neighbors.push_back(below);  // MPI's order: the negative direction first
+    neighbors.push_back(above);
+  }
+  share_lists(t, neighbors, neighbors);
+  return t;
+}
+
+Topology graph(int rank, int size) {
+  std::vector<int> index, edges;  // a ring, each neighbor once, no self edges
+  for (int r = 0; r < size; ++r) {
+    for (int next : {(r + size - 1) % size, (r + 1) % size}) {
+      if (next != r && std::find(edges.begin() + (index.empty() ? 0 : index.back()), edges.end(), next) == edges.end()) {
+        edges.push_back(next);
+      }
+    }
+    index.push_back(static_cast<int>(edges.size()));
+  }
+  Topology t;
+  t.name = "graph";
+  int no_edge = 0;  // MPICH refuses a NULL edges array even when there are none
+  MPI_Graph_create(MPI_COMM_WORLD, size, index.data(), edges.empty() ? &no_edge : edges.data(), 0, &t.comm);
+  std::vector<int> neighbors(edges.begin() + (rank == 0 ? 0 : index[rank - 1]), edges.begin() + index[rank]);
+  share_lists(t, neighbors, neighbors);
+  return t;
+}
+
+Topology world(int size) {
+  Topology t;
+  t.name = "world";
+  t.comm = MPI_COMM_WORLD;
+  std::vector<int> all(size);
+  for (int r = 0; r < size; ++r) all[r] = r;
+  t.sources.assign(size, all);
+  t.destinations.assign(size, all);
+  return t;
+}
+
+// A derived type of one int followed by a hole of one int: the w forms' second datatype.
+MPI_Datatype strided_int() {
+  static MPI_Datatype type = [] {
+    MPI_Datatype t;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &t);
+    MPI_Type_commit(&t);
+    return t;
+  }();
+  return type;
+}
+
+// One side of a call, block by block: counts, displacements (elements, or bytes for the w forms),
+// datatypes, and the int positions in the buffer each block's elements occupy.
+struct Plan {
+  std::vector<MPI_Count> counts;
+  std::vector<MPI_Aint> displs;
+  std::vector<MPI_Datatype> types;
+  std::vector<std::vector<std::size_t>> positions;
+  std::size_t ints = 0;
+};
+
+// Blocks laid out from the last to the first, one int of gap after each; `typed` alternates MPI_INT
+// and the strided int and gives byte displacements, `packed` puts uniform blocks back to back in
+// order (the non-vector forms, whose layout MPI fixes).
+Plan plan_of(const std::vector<MPI_Count>& counts, bool typed, bool packed) {
+  Plan p;
+  p.counts = counts;
+  const std::size_t n = counts.size();
+  p.displs.assign(n, 0);
+  p.types.assign(n, MPI_INT);
+  p.positions.resize(n);
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t b = packed ? k : n - 1 - k;
+    const std::size_t stride = typed && b % 2 == 1 ? 2 : 1;
+    if (stride == 2) p.types[b] = strided_int();
+    p.displs[b] = static_cast<MPI_Aint>(typed ? next * sizeof(int) : next);
+    for (MPI_Count e = 0; e < counts[b]; ++e) p.positions[b].push_back(next + static_cast<std::size_t>(e) * stride);
+    next += static_cast<std::size_t>(counts[b]) * stride + (packed ? 0 : 1);
+  }
+  p.ints = next + 1;  // and one int past the end, never written
+  return p;
+}
+
+// What arrives in receive block `i` of rank `r`: the index of the sender's send block that pairs
+// with it (the j-th edge from s to r pairs with the j-th edge r lists from s), or -1 for none.
+int paired_send_block(const Topology& t, int r, std::size_t i) {
+  const int s = t.sources[r][i];
+  if (s == MPI_PROC_NULL) return -1;
+  const auto& mine = t.sources[r];
+  const long j = std::count(mine.begin(), mine.begin() + static_cast<long>(i), s);
+  long seen = 0;
+  for (std::size_t p = 0; p < t.destinations[s].size(); ++p) {
+    if (t.destinations[s][p] == r && seen++ == j) return static_cast<int>(p);
+  }
+  return -1;
+}
+
+// Elements that rank s puts in send block p (allgather kinds send one block to everyone).
+MPI_Count send_count(Kind kind, int s, std::size_t p, MPI_Count scale) {
+  switch (kind) {
+    case Kind::allgather:
+    case Kind::alltoall: return 2 * scale;
+    case Kind::allgatherv: return (1 + s % 3) * scale;
+    case Kind::world_in_place: return 0;  // unused: the receive side describes both
+    default: return ((s + static_cast<MPI_Count>(p)) % 4 == 3 ? 0 : 1 + (s + static_cast<MPI_Count>(p)) % 3) * scale;
+  }
+}
+
+bool gathers(Kind kind) { return kind == Kind::allgather || kind == Kind::allgatherv; }
+bool typed(Kind kind) { return kind == Kind::alltoallw || kind == Kind::world_alltoallw || kind == Kind::world_in_place; }
+bool packed(Kind kind) { return kind == Kind::allgather || kind == Kind::alltoall; }
+
+int value_of(int src, int round, std::size_t block, MPI_Count e) {
+  return value(src, round * 64 + static_cast<int>(block), e);
+}
+
+// In place, rank r's block j is what it sends to j and what it receives from j; the counts must be
+// alike both ways, so they depend on the pair only.
+MPI_Count in_place_count(int r, int j, MPI_Count scale) { return (1 + (r + j) % 3) * scale; }
+
+struct Call {
+  Kind kind;
+  const Topology& topology;
+  int rank;
+  MPI_Count scale;
+  Plan send, recv;
+  // The int forms' arrays (a persistent request reads them at every start: they live as long as
+  // the Call that made it).
+  std::vector<int> narrow_send_counts, narrow_recv_counts, narrow_send_displs, narrow_recv_displs;
+  std::vector<int> expected;  // the whole receive buffer after the call
+
+  Call(Kind k, const Topology& t, int r, MPI_Count s, int round) : kind(k), topology(t), rank(r), scale(s) {
+    const auto& sources = t.sources[r];
+    const std::size_t sends = gathers(k) ? 1 : t.destinations[r].size();
+    std::vector<MPI_Count> send_counts(sends), recv_counts(sources.size());
+    for (std::size_t p = 0; p < sends; ++p) send_counts[p] = send_count(k, r, p, s);
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const int block = paired_send_block(t, r, i);
+      if (k == Kind::world_in_place) {
+        recv_counts[i] = in_place_count(r, static_cast<int>(i), s);
+      } else {
+        // A block from nobody (MPI_PROC_NULL) still has its place: the uniform count where MPI fixes
+        // the layout.
+        const MPI_Count nobody = packed(k) ? send_count(k, r, 0, s) : s;
+        recv_counts[i] = block < 0 ? nobody : send_count(k, sources[i], gathers(k) ? 0 : block, s);
+      }
+    }
+    send = plan_of(send_counts, typed(k), packed(k));
+    recv = plan_of(recv_counts, typed(k), packed(k));
+    narrow_send_counts.assign(send.counts.begin(), send.counts.end());
+    narrow_recv_counts.assign(recv.counts.begin(), recv.counts.end());
+    narrow_send_displs.assign(send.displs.begin(), send.displs.end());
+    narrow_recv_displs.assign(recv.displs.begin(), recv.displs.end());
+    expected.assign(recv.ints, kSentinel);
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const int block = paired_send_block(t, r, i);
+      if (block < 0) continue;
+      for (MPI_Count e = 0; e < recv.counts[i]; ++e) {
+        expected[recv.positions[i][e]] = value_of(sources[i], round, gathers(k) ? 0 : block, e);
+      }
+    }
+  }
+
+  std::vector<int> send_contents(int round) const {
+    const Plan& from = kind == Kind::world_in_place ? recv : send;
+    std::vector<int> contents(from.ints, kSentinel);
+    for (std::size_t b = 0; b < from.positions.size(); ++b) {
+      for (std::size_t e = 0; e < from.positions[b].size(); ++e) contents[from.positions[b][e]] = value_of(rank, round, b, e);
+    }
+    return contents;
+  }
+};
+
+// One entry point of `kind` in one form and count form. Persistent requests are made here and
+// started by the caller; nonblocking ones are waited by the caller too.
+int invoke(const Call& c, Form form, Counts counts, const void* sendbuf, void* recvbuf, MPI_Request* request) {
+  const MPI_Comm comm = c.topology.comm;
+  const MPI_Count sendcount = c.send.counts.empty() ? 0 : c.send.counts[0];
+  const MPI_Count recvcount = c.recv.counts.empty() ? 0 : c.recv.counts[0];
+  const bool in_place = c.kind == Kind::world_in_place;
+  // Arrays as each form takes them; in place, the ignored send arrays are NULL.
+  const int* sc = in_place ? nullptr : c.narrow_send_counts.data();
+  const int* sd = in_place ? nullptr : c.narrow_send_displs.data();
+  const MPI_Count* wsc = in_place ? nullptr : c.send.counts.data();
+  const MPI_Aint* wsd = in_place ? nullptr : c.send.displs.data();
+  const MPI_Datatype* st = in_place ? nullptr : c.send.types.data();
+  const int* rc = c.narrow_recv_counts.data();
+  const int* rd = c.narrow_recv_displs.data();
+  const MPI_Count* wrc = c.recv.counts.data();
+  const MPI_Aint* wrd = c.recv.displs.data();
+  const MPI_Datatype* rt = c.recv.types.data();
+  const int n = static_cast<int>(sendcount), m = static_cast<int>(recvcount);
+  const bool wide = counts == Counts::wide;
+
+#define MCRP_FORMS(NAME, INAME, NARROW_ARGS, WIDE_ARGS)                                                              \
+  switch (form) {                                                                                            \
+    case Form::blocking: return wide ? MPI_##NAME##_c WIDE_ARGS : MPI_##NAME NARROW_ARGS;                      \
+    case Form::nonblocking:                                                                                  \
+      return wide ? MPI_##INAME##_c(MCRP_EXPAND WIDE_ARGS, request) : MPI_##INAME(MCRP_EXPAND NARROW_ARGS, request); \
+    case Form::persistent:                                                                                   \
+      return wide ? MPI_##NAME##_init_c(MCRP_EXPAND WIDE_ARGS, MPI_INFO_NULL, request)                         \
+                  : MPI_##NAME##_init(MCRP_EXPAND NARROW_ARGS, MPI_INFO_NULL, request);                        \
+  }                                                                                                          \
+  return MPI_ERR_INTERN;
+#define MCRP_EXPAND(...) __VA_ARGS__
+
+  switch (c.kind) {
+    case Kind::allgather:
+      MCRP_FORMS(Neighbor_allgather, Ineighbor_allgather, (sendbuf, n, MPI_INT, recvbuf, m, MPI_INT, comm),
+                 (sendbuf, sendcount, MPI_INT, recvbuf, recvcount, MPI_INT, comm))
+    case Kind::allgatherv:
+      MCRP_FORMS(Neighbor_allgatherv, Ineighbor_allgatherv, (sendbuf, n, MPI_INT, recvbuf, rc, rd, MPI_INT, comm),
+                 (sendbuf, sendcount, MPI_INT, recvbuf, wrc, wrd, MPI_INT, comm))
+    case Kind::alltoall:
+      MCRP_FORMS(Neighbor_alltoall, Ineighbor_alltoall, (sendbuf, n, MPI_INT, recvbuf, m, MPI_INT, comm),
+                 (sendbuf, sendcount, MPI_INT, recvbuf, recvcount, MPI_INT, comm))
+    case Kind::alltoallv:
+      MCRP_FORMS(Neighbor_alltoallv, Ineighbor_alltoallv, (sendbuf, sc, sd, MPI_INT, recvbuf, rc, rd, MPI_INT, comm),
+                 (sendbuf, wsc, wsd, MPI_INT, recvbuf, wrc, wrd, MPI_INT, comm))
+    case Kind::alltoallw:
+      MCRP_FORMS(Neighbor_alltoallw, Ineighbor_alltoallw, (sendbuf, sc, wsd, st, recvbuf, rc, wrd, rt, comm),
+                 (sendbuf, wsc, wsd, st, recvbuf, wrc, wrd, rt, comm))
+    case Kind::world_alltoallw:
+    case Kind::world_in_place:
+      MCRP_FORMS(Alltoallw, Ialltoallw, (sendbuf, sc, sd, st, recvbuf, rc, rd, rt, comm),
+                 (sendbuf, wsc, wsd, st, recvbuf, wrc, wrd, rt, comm))
+  }
+#undef MCRP_FORMS
+#undef MCRP_EXPAND
+  return MPI_ERR_INTERN;
+}
+
+struct Env {
+  Checker& checker;
+  MemorySpace& space;
+  int rank;
+  MPI_Count scale;
+};
+
+void run_case(const Env& e, Kind kind, const Topology& t, Form form, Counts counts) {
+  const std::string what = std::string(kind_name(kind)) + (counts == Counts::wide ? "_c" : "") + " " +
+                           form_name(form) + " on " + t.name + " scale " + std::to_string(e.scale);
+  const bool in_place = kind == Kind::world_in_place;
+  const int rounds = form == Form::persistent ? 2 : 1;
+  Call first(kind, t, e.rank, e.scale, 0);
+  SpaceBuffer<int> send(e.space, std::max<std::size_t>(first.send.ints, 1));
+  SpaceBuffer<int> recv(e.space, first.recv.ints);
+  MPI_Request request = MPI_REQUEST_NULL;
+  for (int round = 0; round < rounds; ++round) {
+    const Call call(kind, t, e.rank, e.scale, round);
+    if (in_place) {
+      recv.upload(call.send_contents(round));
+    } else {
+      send.upload(call.send_contents(round));
+      recv.upload(std::vector<int>(call.recv.ints, kSentinel));
+    }
+    const void* sendbuf = in_place ? MPI_IN_PLACE : send.data();
+    int rc = MPI_SUCCESS;
+    // The arrays are alike every round: the first round's Call holds them for the persistent request.
+    if (round == 0 || form != Form::persistent) rc = invoke(first, form, counts, sendbuf, recv.data(), &request);
+    if (rc == MPI_SUCCESS && form == Form::persistent) rc = MPI_Start(&request);
+    if (rc == MPI_SUCCESS && form != Form::blocking) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    std::vector<int> got = recv.download();
+    if (in_place) {
+      // Blocks from nobody keep the rank's own data: what it sent, not the sentinel.
+      std::vector<int> expected = call.expected;
+      const std::vector<int> own = call.send_contents(round);
+      for (std::size_t i = 0; i < expected.size(); ++i) {
+        if (expected[i] == kSentinel) expected[i] = own[i];
+      }
+      e.checker.expect_equal(what + " round " + std::to_string(round), rc, got.data(), expected.data(), got.size());
+    } else {
+      e.checker.expect_equal(what + " round " + std::to_string(round), rc, got.data(), call.expected.data(),
+                             got.size());
+    }
+  }
+  if (form == Form::persistent && request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+}
+
+// MPI_Reduce_local on the space's buffers: a predefined op, a user op (a host function, which the
+// staging makes usable on device memory), count 0, and a strided datatype with a user op.
+void user_sum_times_ten(void* in, void* inout, int* len, MPI_Datatype* type) {
+  const int step = *type == MPI_INT ? 1 : 2;  // the strided int: every other int
+  for (int i = 0; i < *len; ++i) static_cast<int*>(inout)[i * step] += 10 * static_cast<const int*>(in)[i * step];
+}
+
+void reduce_local(const Env& e) {
+  MPI_Op user;
+  MPI_Op_create(user_sum_times_ten, 1, &user);
+  for (const int n : {0, 1, 1000, 70000}) {
+    std::vector<int> in(n), inout(n + 1, kSentinel), sum(n + 1, kSentinel), user_result(n + 1, kSentinel);
+    for (int i = 0; i < n; ++i) {
+      in[i] = value(e.rank, 1, i);
+      inout[i] = value(e.rank, 2, i);
+      sum[i] = in[i] + inout[i];
+      user_result[i] = inout[i] + 10 * in[i];
+    }
+    for (const bool wide : {false, true}) {
+      for (const auto& [op, expected, name] : {std::tuple{MPI_SUM, &sum, "MPI_SUM"}, std::tuple{user, &user_result, "user op"}}) {
+        SpaceBuffer<int> a(e.space, in), b(e.space, inout);
+        const int rc = wide ? MPI_Reduce_local_c(a.data(), b.data(), n, MPI_INT, op)
+                            : MPI_Reduce_local(a.data(), b.data(), n, MPI_INT, op);
+        const std::vector<int> got = b.download();
+        e.checker.expect_equal(std::string("MPI_Reduce_local") + (wide ? "_c " : " ") + name + " n " + std::to_string(n),
+                               rc, got.data(), expected->data(), got.size());
+      }
+    }
+  }
+  // Every other int of a buffer of 2n: the holes keep their bytes.
+  const int n = 500;
+  std::vector<int> in(2 * n, kSentinel), inout(2 * n, kSentinel), expected(2 * n, kSentinel);
+  for (int i = 0; i < n; ++i) {
+    in[2 * i] = i;
+    inout[2 * i] = 3 * i;
+    expected[2 * i] = 3 * i + 10 * i;
+  }
+  SpaceBuffer<int> a(e.space, in), b(e.space, inout);
+  const int rc = MPI_Reduce_local(a.data(), b.data(), n, strided_int(), user);
+  const std::vector<int> got = b.download();
+  e.checker.expect_equal("MPI_Reduce_local strided user op", rc, got.data(), expected.data(), got.size());
+  MPI_Op_free(&user);
+}
+
+// Bad input on the space's buffers: an MPI error through MPI_ERRORS_RETURN, the receive buffer
+// untouched. Only with the library (the base MPI does not check all of these and may crash).
+void bad_input(const Env& e, const Topology& t) {
+  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
+  const int degree = static_cast<int>(t.sources[e.rank].size());
+  SpaceBuffer<int> send(e.space, std::vector<int>(64, 1)), recv(e.space, std::vector<int>(64, kSentinel));
+  auto expect_class = [&](const char* what, int rc, int expected) {
+    int error_class = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
+    const std::vector<int> got = recv.download();
+    const bool untouched = std::all_of(got.begin(), got.end(), [](int v) { return v == kSentinel; });
+    e.checker.check(error_class == expected && untouched,
+                    std::string(what) + " on " + t.name + ": class " + std::to_string(error_class) + ", expected " +
+                        std::to_string(expected) + (untouched ? "" : ", receive buffer written"));
+  };
+  expect_class("Neighbor_alltoall negative count",
+               MPI_Neighbor_alltoall(send.data(), -1, MPI_INT, recv.data(), 1, MPI_INT, t.comm), MPI_ERR_COUNT);
+  expect_class("Neighbor_allgather MPI_IN_PLACE",
+               MPI_Neighbor_allgather(MPI_IN_PLACE, 1, MPI_INT, recv.data(), 1, MPI_INT, t.comm), MPI_ERR_BUFFER);
+  // What follows needs neighbors to describe (without any, the base MPI decides).
+  if (degree > 0 && !t.destinations[e.rank].empty()) {
+    expect_class("Neighbor_alltoallv NULL counts",
+                 MPI_Neighbor_alltoallv(send.data(), nullptr, nullptr, MPI_INT, recv.data(), nullptr, nullptr, MPI_INT,
+                                        t.comm),
+                 MPI_ERR_ARG);
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int rc = MPI_Ineighbor_alltoall(send.data(), 1, MPI_DATATYPE_NULL, recv.data(), 1, MPI_INT, t.comm, &request);
+    expect_class("Ineighbor_alltoall MPI_DATATYPE_NULL", rc, MPI_ERR_TYPE);
+    e.checker.check(rc == MPI_SUCCESS || request == MPI_REQUEST_NULL, "a failed Ineighbor_alltoall leaves no request");
+    if (rc == MPI_SUCCESS) MPI_Wait(&request, MPI_STATUS_IGNORE);
+  }
+  // A NULL receive buffer with data to receive, and an uncommitted datatype.
+  if (degree > 0) {
+    std::vector<int> ones(static_cast<std::size_t>(degree), 1);
+    std::vector<MPI_Aint> at(static_cast<std::size_t>(degree), 0);
+    for (int i = 0; i < degree; ++i) at[i] = static_cast<MPI_Aint>(i * sizeof(int));
+    std::vector<MPI_Datatype> ints(static_cast<std::size_t>(degree), MPI_INT);
+    const int out = static_cast<int>(t.destinations[e.rank].size());
+    std::vector<int> send_ones(static_cast<std::size_t>(out) + 1, 1);
+    std::vector<MPI_Aint> send_at(static_cast<std::size_t>(out) + 1, 0);
+    std::vector<MPI_Datatype> send_ints(static_cast<std::size_t>(out) + 1, MPI_INT);
+    expect_class("Neighbor_alltoallw NULL receive buffer",
+                 MPI_Neighbor_alltoallw(send.data(), send_ones.data(), send_at.data(), send_ints.data(), nullptr,
+                                        ones.data(), at.data(), ints.data(), t.comm),
+                 MPI_ERR_BUFFER);
+    MPI_Datatype uncommitted;
+    MPI_Type_contiguous(1, MPI_INT, &uncommitted);
+    std::vector<MPI_Datatype> raw(static_cast<std::size_t>(degree), uncommitted);
+    expect_class("Neighbor_alltoallw uncommitted datatype",
+                 MPI_Neighbor_alltoallw(send.data(), send_ones.data(), send_at.data(), send_ints.data(), recv.data(),
+                                        ones.data(), at.data(), raw.data(), t.comm),
+                 MPI_ERR_TYPE);
+    MPI_Type_free(&uncommitted);
+  }
+  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_ARE_FATAL);
+}
+
+// MPI_Reduce_local has no communicator: MPICH raises its errors on MPI_COMM_WORLD, and so does the
+// library.
+void reduce_local_bad_input(const Env& e) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  SpaceBuffer<int> a(e.space, std::vector<int>(4, 1)), b(e.space, std::vector<int>(4, kSentinel));
+  auto expect_class = [&](const char* what, int rc, int expected) {
+    int error_class = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
+    const std::vector<int> got = b.download();
+    const bool untouched = std::all_of(got.begin(), got.end(), [](int v) { return v == kSentinel; });
+    e.checker.check(error_class == expected && untouched, std::string(what) + ": class " + std::to_string(error_class) +
+                                                             ", expected " + std::to_string(expected));
+  };
+  expect_class("MPI_Reduce_local negative count", MPI_Reduce_local(a.data(), b.data(), -1, MPI_INT, MPI_SUM),
+               MPI_ERR_COUNT);
+  expect_class("MPI_Reduce_local MPI_OP_NULL", MPI_Reduce_local(a.data(), b.data(), 4, MPI_INT, MPI_OP_NULL),
+               MPI_ERR_OP);
+  expect_class("MPI_Reduce_local_c NULL inout buffer",
+               MPI_Reduce_local_c(a.data(), nullptr, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::unique_ptr<MemorySpace> space = make_memory_space(option(argc, argv, "--space", "host"), MPI_COMM_WORLD);
+  if (!space) {
+    MPI_Finalize();
+    return kSkipExitCode;
+  }
+  Checker checker;
+  const MPI_Count scale = std::stoll(option(argc, argv, "--scale", "1"));
+  HostMemory host;
+  const bool host_here = flag(argc, argv, "--mixed") && rank % 2 == 1;
+  const Env e{checker, host_here ? static_cast<MemorySpace&>(host) : *space, rank, scale};
+  std::vector<Topology> topologies = {dist_graph(rank, size), cart(size), graph(rank, size)};
+  const Topology everyone = world(size);
+  for (const Topology& t : topologies) {
+    for (Kind kind : {Kind::allgather, Kind::allgatherv, Kind::alltoall, Kind::alltoallv, Kind::alltoallw}) {
+      for (Form form : {Form::blocking, Form::nonblocking, Form::persistent}) {
+        for (Counts counts : {Counts::narrow, Counts::wide}) run_case(e, kind, t, form, counts);
+      }
+    }
+  }
+  for (Kind kind : {Kind::world_alltoallw, Kind::world_in_place}) {
+    for (Form form : {Form::blocking, Form::nonblocking, Form::persistent}) {
+      for (Counts counts : {Counts::narrow, Counts::wide}) run_case(e, kind, everyone, form, counts);
+    }
+  }
+  reduce_local(e);
+  if (flag(argc, argv, "--bad-input")) {
+    for (const Topology& t : topologies) bad_input(e, t);
+    reduce_local_bad_input(e);
+  }
+  for (Topology& t : topologies) MPI_Comm_free(&t.comm);
+  const int code = checker.finish(MPI_COMM_WORLD, "test_block_collectives");
+  space.reset();
+  MPI_Finalize();
+  return code;
+}
