@@ -140,6 +140,14 @@ int run_persistent_init(const BlockCall& call, const BaseCall& init, OwnedBaseCa
   const auto failed = [&](const Status& status) { return fail(call.comm, mpi_name(call.kind), status, request); };
   return guarded(
       [&] {
+        // The arguments are checked now, as the base MPI's own init would; each start looks at the
+        // memory again (it may have moved between host and device).
+        BlockCounts counts;
+        StagedSides sides;
+        if (block_counts(call, &counts)) {
+          const Status status = block_sides(call, counts, &sides);
+          if (!status.ok()) return failed(status);
+        }
         PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {
           return run_collective(call, BaseCall(nonblocking), Mode::nonblocking, inner);
         };

@@ -90,7 +90,10 @@ Status to_bytes(const TypedSide& typed, MPI_Comm comm, bool written, BufferSide*
     if (!reached_bytes(b, type, typed.displacements_in_bytes, &lo, &hi)) {
       return Status(MPI_ERR_COUNT, "count * extent of the datatype overflows 2^63 bytes");
     }
-    if (typed.base == nullptr && lo == 0 && hi > 0) return Status(MPI_ERR_BUFFER, "null buffer with a nonzero count");
+    // A NULL base is MPI_BOTTOM only for data at absolute addresses: a datatype with an absolute
+    // lower bound (as check_side has it), or, with byte displacements, any block not at address 0.
+    const bool absolute = typed.displacements_in_bytes ? lo != 0 : type.true_lb != 0;
+    if (typed.base == nullptr && hi > lo && !absolute) return Status(MPI_ERR_BUFFER, "null buffer with a nonzero count");
     side->blocks.push_back(Block{lo, hi - lo});
   }
   if (written && holes) side->read = true;

@@ -32,7 +32,7 @@ bool block_counts(const BlockCall& call, BlockCounts* counts);
 // the receive buffer, an intercommunicator), a NULL counts, displacements or datatypes array with
 // blocks to describe (MPI_ERR_ARG), a negative count or one whose bytes pass 2^63 (MPI_ERR_COUNT),
 // an invalid or uncommitted datatype of a block that moves data (MPI_ERR_TYPE), a NULL buffer with
-// data whose first byte would be address 0 (MPI_ERR_BUFFER). A byte block covers its datatype's
+// data that is not at absolute addresses (MPI_ERR_BUFFER; MPI_BOTTOM is NULL). A byte block covers its datatype's
 // holes, so a written side with a datatype that has holes is marked read too: its image must hold
 // the device's bytes there, since the copy back writes the whole span (gaps between blocks the
 // staging sees itself, runtime/staging.h); so is the receive side of a call with null neighbors.

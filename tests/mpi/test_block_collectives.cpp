@@ -13,7 +13,9 @@
 // buffer also proves that gaps and holes kept their bytes. Options:
 //   --space S       host, fake-device, fake-device-legacy, device, device-legacy
 //   --scale N       elements per block are 1-3 times N (default 1; 4096 for the larger messages)
-//   --bad-input     also the library's argument checks on device buffers (MPI_ERRORS_RETURN)
+//   --bad-input     also the library's argument checks on device buffers (MPI_ERRORS_RETURN): a few
+//                   by hand, then a table of six mistakes in every form of every entry point, with
+//                   guard bytes around every buffer
 //   --mixed         odd ranks keep their buffers in host memory: ranks of one call differ in memory
 //                   kinds, which the base MPI's matching must not notice
 #include <mpi.h>
@@ -28,6 +30,7 @@
 
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/guarded_space.h"
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/p2p_messages.h"
 
@@ -244,6 +247,9 @@ struct Call {
   // the Call that made it).
   std::vector<int> narrow_send_counts, narrow_recv_counts, narrow_send_displs, narrow_recv_displs;
   std::vector<int> expected;  // the whole receive buffer after the call
+  // The datatypes of the forms with one per side, and NULL receive arrays (bad input only).
+  MPI_Datatype sendtype = MPI_INT, recvtype = MPI_INT;
+  bool null_recv_arrays = false;
 
   Call(Kind k, const Topology& t, int r, MPI_Count s, int round) : kind(k), topology(t), rank(r), scale(s) {
     const auto& sources = t.sources[r];
@@ -300,11 +306,13 @@ int invoke(const Call& c, Form form, Counts counts, const void* sendbuf, void* r
   const MPI_Count* wsc = in_place ? nullptr : c.send.counts.data();
   const MPI_Aint* wsd = in_place ? nullptr : c.send.displs.data();
   const MPI_Datatype* st = in_place ? nullptr : c.send.types.data();
-  const int* rc = c.narrow_recv_counts.data();
-  const int* rd = c.narrow_recv_displs.data();
-  const MPI_Count* wrc = c.recv.counts.data();
-  const MPI_Aint* wrd = c.recv.displs.data();
-  const MPI_Datatype* rt = c.recv.types.data();
+  const bool no_recv_arrays = c.null_recv_arrays;
+  const int* rc = no_recv_arrays ? nullptr : c.narrow_recv_counts.data();
+  const int* rd = no_recv_arrays ? nullptr : c.narrow_recv_displs.data();
+  const MPI_Count* wrc = no_recv_arrays ? nullptr : c.recv.counts.data();
+  const MPI_Aint* wrd = no_recv_arrays ? nullptr : c.recv.displs.data();
+  const MPI_Datatype* rt = no_recv_arrays ? nullptr : c.recv.types.data();
+  const MPI_Datatype stype = c.sendtype, rtype = c.recvtype;
   const int n = static_cast<int>(sendcount), m = static_cast<int>(recvcount);
   const bool wide = counts == Counts::wide;
 
@@ -322,17 +330,17 @@ int invoke(const Call& c, Form form, Counts counts, const void* sendbuf, void* r
 
   switch (c.kind) {
     case Kind::allgather:
-      MCRP_FORMS(Neighbor_allgather, Ineighbor_allgather, (sendbuf, n, MPI_INT, recvbuf, m, MPI_INT, comm),
-                 (sendbuf, sendcount, MPI_INT, recvbuf, recvcount, MPI_INT, comm))
+      MCRP_FORMS(Neighbor_allgather, Ineighbor_allgather, (sendbuf, n, stype, recvbuf, m, rtype, comm),
+                 (sendbuf, sendcount, stype, recvbuf, recvcount, rtype, comm))
     case Kind::allgatherv:
-      MCRP_FORMS(Neighbor_allgatherv, Ineighbor_allgatherv, (sendbuf, n, MPI_INT, recvbuf, rc, rd, MPI_INT, comm),
-                 (sendbuf, sendcount, MPI_INT, recvbuf, wrc, wrd, MPI_INT, comm))
+      MCRP_FORMS(Neighbor_allgatherv, Ineighbor_allgatherv, (sendbuf, n, stype, recvbuf, rc, rd, rtype, comm),
+                 (sendbuf, sendcount, stype, recvbuf, wrc, wrd, rtype, comm))
     case Kind::alltoall:
-      MCRP_FORMS(Neighbor_alltoall, Ineighbor_alltoall, (sendbuf, n, MPI_INT, recvbuf, m, MPI_INT, comm),
-                 (sendbuf, sendcount, MPI_INT, recvbuf, recvcount, MPI_INT, comm))
+      MCRP_FORMS(Neighbor_alltoall, Ineighbor_alltoall, (sendbuf, n, stype, recvbuf, m, rtype, comm),
+                 (sendbuf, sendcount, stype, recvbuf, recvcount, rtype, comm))
     case Kind::alltoallv:
-      MCRP_FORMS(Neighbor_alltoallv, Ineighbor_alltoallv, (sendbuf, sc, sd, MPI_INT, recvbuf, rc, rd, MPI_INT, comm),
-                 (sendbuf, wsc, wsd, MPI_INT, recvbuf, wrc, wrd, MPI_INT, comm))
+      MCRP_FORMS(Neighbor_alltoallv, Ineighbor_alltoallv, (sendbuf, sc, sd, stype, recvbuf, rc, rd, rtype, comm),
+                 (sendbuf, wsc, wsd, stype, recvbuf, wrc, wrd, rtype, comm))
     case Kind::alltoallw:
       MCRP_FORMS(Neighbor_alltoallw, Ineighbor_alltoallw, (sendbuf, sc, wsd, st, recvbuf, rc, wrd, rt, comm),
                  (sendbuf, wsc, wsd, st, recvbuf, wrc, wrd, rt, comm))
@@ -516,6 +524,106 @@ void reduce_local_bad_input(const Env& e) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+// ---- bad input on every entry point of the list, one mistake at a time --------------------------
+
+enum class Mistake { negative_count, null_datatype, uncommitted_datatype, null_recv_buffer, in_place, null_arrays };
+constexpr Mistake kMistakes[] = {Mistake::negative_count,   Mistake::null_datatype, Mistake::uncommitted_datatype,
+                                 Mistake::null_recv_buffer, Mistake::in_place,      Mistake::null_arrays};
+const char* mistake_name(Mistake m) {
+  switch (m) {
+    case Mistake::negative_count: return "negative count";
+    case Mistake::null_datatype: return "MPI_DATATYPE_NULL";
+    case Mistake::uncommitted_datatype: return "uncommitted datatype";
+    case Mistake::null_recv_buffer: return "NULL receive buffer";
+    case Mistake::in_place: return "MPI_IN_PLACE";
+    case Mistake::null_arrays: return "NULL receive arrays";
+  }
+  return "?";
+}
+
+// Makes `mistake` in receive block 0 of a correct call (every rank alike), with that block given an
+// element so its datatype counts; returns the class MPI says, or -1 where the mistake does not
+// apply to the kind.
+int make_mistake(Mistake mistake, Call& c, const void** sendbuf, void** recvbuf, MPI_Datatype uncommitted) {
+  const bool w = typed(c.kind);
+  auto set_count = [&](MPI_Count n) {
+    c.recv.counts[0] = n;
+    c.narrow_recv_counts[0] = static_cast<int>(n);
+  };
+  if (c.recv.counts[0] == 0) set_count(1);
+  switch (mistake) {
+    case Mistake::negative_count:
+      set_count(-1);
+      return MPI_ERR_COUNT;
+    case Mistake::null_datatype:
+    case Mistake::uncommitted_datatype: {
+      const MPI_Datatype bad = mistake == Mistake::null_datatype ? MPI_DATATYPE_NULL : uncommitted;
+      (w ? c.recv.types[0] : c.recvtype) = bad;
+      return MPI_ERR_TYPE;
+    }
+    case Mistake::null_recv_buffer:
+      // At byte 0: with byte displacements a NULL buffer is MPI_BOTTOM, addresses being absolute.
+      c.recv.displs[0] = 0;
+      c.narrow_recv_displs[0] = 0;
+      *recvbuf = nullptr;
+      return MPI_ERR_BUFFER;
+    case Mistake::in_place:
+      if (c.kind == Kind::world_alltoallw) *recvbuf = MPI_IN_PLACE;
+      else *sendbuf = MPI_IN_PLACE;
+      return MPI_ERR_BUFFER;
+    case Mistake::null_arrays:
+      if (packed(c.kind)) return -1;
+      c.null_recv_arrays = true;
+      return MPI_ERR_ARG;
+  }
+  return -1;
+}
+
+// Every mistake in every form of every kind on `t`: the class, no request left, the receive buffer
+// and the guard bytes around every buffer untouched; then a correct call still works.
+void mistakes(const Env& e, GuardedSpace& guarded, const Topology& t, const std::vector<Kind>& kinds) {
+  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
+  MPI_Datatype uncommitted;
+  MPI_Type_contiguous(1, MPI_INT, &uncommitted);
+  const Env on_guarded{e.checker, guarded, e.rank, e.scale};
+  for (Kind kind : kinds) {
+    for (Mistake mistake : kMistakes) {
+      for (Form form : {Form::blocking, Form::nonblocking, Form::persistent}) {
+        for (Counts counts : {Counts::narrow, Counts::wide}) {
+          Call call(kind, t, e.rank, e.scale, 0);
+          SpaceBuffer<int> send(guarded, call.send_contents(0));
+          SpaceBuffer<int> recv(guarded, std::vector<int>(call.recv.ints, kSentinel));
+          const void* sendbuf = send.data();
+          void* recvbuf = recv.data();
+          const int expected = make_mistake(mistake, call, &sendbuf, &recvbuf, uncommitted);
+          if (expected < 0) continue;
+          MPI_Request request = MPI_REQUEST_NULL;
+          const int rc = invoke(call, form, counts, sendbuf, recvbuf, &request);
+          int error_class = MPI_SUCCESS;
+          if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
+          const std::vector<int> after = recv.download();
+          const bool untouched = std::all_of(after.begin(), after.end(), [](int v) { return v == kSentinel; });
+          e.checker.check(error_class == expected && request == MPI_REQUEST_NULL && untouched && guarded.intact(),
+                          std::string(kind_name(kind)) + (counts == Counts::wide ? "_c " : " ") + form_name(form) +
+                              " on " + t.name + ", " + mistake_name(mistake) + ": class " +
+                              std::to_string(error_class) + " (expected " + std::to_string(expected) + ")" +
+                              (request == MPI_REQUEST_NULL ? "" : ", a request left") +
+                              (untouched ? "" : ", receive buffer written") +
+                              (guarded.intact() ? "" : ", guard bytes overwritten"));
+          if (rc == MPI_SUCCESS && request != MPI_REQUEST_NULL) {  // a wrong success: let it finish
+            if (form == Form::persistent) MPI_Start(&request);
+            MPI_Wait(&request, MPI_STATUS_IGNORE);
+            if (form == Form::persistent) MPI_Request_free(&request);
+          }
+        }
+      }
+    }
+    run_case(on_guarded, kind, t, Form::blocking, Counts::narrow);  // the communicator still works
+  }
+  MPI_Type_free(&uncommitted);
+  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_ARE_FATAL);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -551,6 +659,16 @@ int main(int argc, char** argv) {
   if (flag(argc, argv, "--bad-input")) {
     for (const Topology& t : topologies) bad_input(e, t);
     reduce_local_bad_input(e);
+    // The table needs a receive block on every rank (the graph has none on one rank).
+    GuardedSpace guarded(e.space);
+    for (const Topology& t : topologies) {
+      const bool everyone_receives =
+          std::all_of(t.sources.begin(), t.sources.end(), [](const std::vector<int>& s) { return !s.empty(); });
+      if (everyone_receives) {
+        mistakes(e, guarded, t, {Kind::allgather, Kind::allgatherv, Kind::alltoall, Kind::alltoallv, Kind::alltoallw});
+      }
+    }
+    mistakes(e, guarded, everyone, {Kind::world_alltoallw});
   }
   for (Topology& t : topologies) MPI_Comm_free(&t.comm);
   const int code = checker.finish(MPI_COMM_WORLD, "test_block_collectives");
