@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "collectives/block_layout.h"
-#include "collectives/staged_sides.h"
 #include "device/cuda_runtime.h"
 #include "runtime/base_mpi.h"
 #include "runtime/config.h"
@@ -12,6 +11,7 @@
 #include "runtime/host_only.h"
 #include "runtime/mpich_handles.h"
 #include "runtime/persistent.h"
+#include "runtime/staged_sides.h"
 #include "runtime/wait_family.h"
 
 namespace mcrp {
@@ -85,37 +85,6 @@ Status run_on_images(StagedSides sides, const BaseCall& base, Mode mode, MPI_Com
   return status.ok() ? MPI_SUCCESS : fail(call.comm, mpi_name(call.kind), status, request);
 }
 
-// What MPI_Reduce_local's arguments describe, checked as the base MPI checks them before it reads.
-Status reduce_local_sides(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                          StagedSides* sides) {
-  if (count < 0) return Status(MPI_ERR_COUNT, "negative count");
-  if (op == MPI_OP_NULL) return Status(MPI_ERR_OP, "MPI_OP_NULL");
-  TypeInfo type;
-  if (!type_info(datatype, &type).ok()) {
-    // As for the reductions: the base MPI checks a predefined op against the datatype first.
-    return is_builtin_handle(op) ? Status(MPI_ERR_OP, "the operation is not defined for an invalid datatype")
-                                 : Status(MPI_ERR_TYPE, "invalid datatype");
-  }
-  MCRP_TRY(check_committed(datatype, MPI_COMM_WORLD));
-  BufferSide& in = sides->send;
-  BufferSide& inout = sides->recv;
-  in.base = static_cast<char*>(const_cast<void*>(inbuf));
-  inout.base = static_cast<char*>(inoutbuf);
-  in.type = inout.type = datatype;
-  in.blocks = inout.blocks = {Block{0, count}};
-  in.read = inout.read = inout.written = true;
-  MCRP_TRY(check_side(in, type));
-  MCRP_TRY(check_side(inout, type));
-  sides->send_type = sides->recv_type = type;
-  sides->sendbuf = inbuf;
-  sides->recvbuf = inoutbuf;
-  for (const BufferSide* side : {&in, &inout}) {
-    const device::PointerInfo where = device::locate(memory_probe_address(*side));
-    if (where.kind == device::MemoryKind::device && sides->device < 0) sides->device = where.device;
-  }
-  return {};
-}
-
 }  // namespace
 
 int run_collective(const BlockCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
@@ -152,24 +121,6 @@ int run_persistent_init(const BlockCall& call, const BaseCall& init, OwnedBaseCa
           return run_collective(call, BaseCall(nonblocking), Mode::nonblocking, inner);
         };
         const Status status = create_persistent(std::move(start), request);
-        return status.ok() ? MPI_SUCCESS : failed(status);
-      },
-      failed);
-}
-
-int run_reduce_local(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                     const BaseCall& base) {
-  const auto unchanged = [&] { return base(inbuf, inoutbuf, nullptr, datatype, op); };
-  if (host_only_process()) return unchanged();
-  if (is_builtin_handle(datatype) && !on_device(inbuf) && !on_device(inoutbuf)) return unchanged();
-  // MPICH raises the errors of MPI_Reduce_local, which has no communicator, on MPI_COMM_WORLD.
-  const auto failed = [](const Status& status) { return fail(MPI_COMM_WORLD, "MPI_Reduce_local", status, nullptr); };
-  return guarded(
-      [&] {
-        StagedSides sides;
-        Status status = reduce_local_sides(inbuf, inoutbuf, count, datatype, op, &sides);
-        if (status.ok() && sides.device < 0) return unchanged();
-        if (status.ok()) status = run_on_images(std::move(sides), base, Mode::blocking, MPI_COMM_WORLD, "", nullptr);
         return status.ok() ? MPI_SUCCESS : failed(status);
       },
       failed);

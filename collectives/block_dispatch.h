@@ -1,5 +1,5 @@
-// The entry from pmpi/ for MPI_Alltoallw and the neighborhood collectives (pmpi/block_collectives.def)
-// and for MPI_Reduce_local: overloads of the routed collectives' three entries (dispatch.h) on
+// The entry from pmpi/ for MPI_Alltoallw and the neighborhood collectives (pmpi/block_collectives.def):
+// overloads of the routed collectives' three entries (dispatch.h) on
 // BlockCall, so one set of wrapper macros serves both lists.
 //
 // NCCL has no operation that matches these, so there is one device path: staging through pinned
@@ -28,10 +28,5 @@ int run_blocking_collective(const BlockCall& call, const BaseCall& base, const B
 // start and per rank, and a base persistent request would not match a nonblocking collective on
 // another rank); a host-only process gets the base MPI's own persistent request.
 int run_persistent_init(const BlockCall& call, const BaseCall& init, OwnedBaseCall nonblocking, MPI_Request* request);
-
-// MPI_Reduce_local(_c): device buffers are reduced by the base MPI on pinned host images of both,
-// and the result copied back before the call returns. Errors are raised on MPI_COMM_SELF.
-int run_reduce_local(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                     const BaseCall& base);
 
 }  // namespace mcrp

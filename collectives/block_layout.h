@@ -7,7 +7,7 @@
 #include <mpi.h>
 
 #include "collectives/block_call.h"
-#include "collectives/staged_sides.h"
+#include "runtime/staged_sides.h"
 #include "device/status.h"
 
 namespace mcrp {

@@ -1,7 +1,6 @@
 // Every entry point of pmpi/block_collectives.def (MPI_Alltoallw, the neighborhood collectives) in
 // its blocking, nonblocking and persistent forms, int and large-count, with the same wrapper
-// bodies as the routed collectives (pmpi/collective_wrapper_macros.h) over mcrp::BlockCall; and
-// MPI_Reduce_local, whose device buffers are staged the same way.
+// bodies as the routed collectives (pmpi/collective_wrapper_macros.h) over mcrp::BlockCall.
 #include <mpi.h>
 
 #include <utility>
@@ -40,15 +39,3 @@
 #undef MCRP_COUNT
 #undef MCRP_COUNTS
 #undef MCRP_DISPLS
-
-// MPI_Reduce_local(_c): a local reduction, no communicator; its buffers are named inbuf and
-// inoutbuf, so the base call is written out rather than taken from MCRP_BASE_LAMBDA.
-#define MCRP_REDUCE_LOCAL_WRAPPER(NAME, COUNT)                                                             \
-  extern "C" int NAME(const void* inbuf, void* inoutbuf, COUNT count, MPI_Datatype datatype, MPI_Op op) { \
-    auto base = [&](const void* in, void* inout, MPI_Request*, MPI_Datatype, MPI_Op) {                    \
-      return P##NAME(in, inout, count, datatype, op);                                                    \
-    };                                                                                                   \
-    return mcrp::run_reduce_local(inbuf, inoutbuf, count, datatype, op, mcrp::BaseCall(base));            \
-  }
-MCRP_REDUCE_LOCAL_WRAPPER(MPI_Reduce_local, int)
-MCRP_REDUCE_LOCAL_WRAPPER(MPI_Reduce_local_c, MPI_Count)

@@ -1,4 +1,4 @@
-// MPI_Alltoallw, the neighborhood collectives and MPI_Reduce_local on buffers in any memory space:
+// MPI_Alltoallw and the neighborhood collectives on buffers in any memory space:
 // every blocking, nonblocking and persistent form (persistent ones started twice), int and
 // large-count, against references computed here, on three topologies of MPI_COMM_WORLD:
 //   dist-graph  MPI_Dist_graph_create_adjacent: r sends to r+1 and r-2 (mod size), rank 0 also to
@@ -33,6 +33,7 @@
 #include "tests/mpi/guarded_space.h"
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/p2p_messages.h"
+#include "tests/mpi/strided_int.h"
 
 namespace {
 
@@ -154,17 +155,6 @@ Topology world(int size) {
   t.sources.assign(size, all);
   t.destinations.assign(size, all);
   return t;
-}
-
-// A derived type of one int followed by a hole of one int: the w forms' second datatype.
-MPI_Datatype strided_int() {
-  static MPI_Datatype type = [] {
-    MPI_Datatype t;
-    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &t);
-    MPI_Type_commit(&t);
-    return t;
-  }();
-  return type;
 }
 
 // One side of a call, block by block: counts, displacements (elements, or bytes for the w forms),
@@ -401,50 +391,6 @@ void run_case(const Env& e, Kind kind, const Topology& t, Form form, Counts coun
   if (form == Form::persistent && request != MPI_REQUEST_NULL) MPI_Request_free(&request);
 }
 
-// MPI_Reduce_local on the space's buffers: a predefined op, a user op (a host function, which the
-// staging makes usable on device memory), count 0, and a strided datatype with a user op.
-void user_sum_times_ten(void* in, void* inout, int* len, MPI_Datatype* type) {
-  const int step = *type == MPI_INT ? 1 : 2;  // the strided int: every other int
-  for (int i = 0; i < *len; ++i) static_cast<int*>(inout)[i * step] += 10 * static_cast<const int*>(in)[i * step];
-}
-
-void reduce_local(const Env& e) {
-  MPI_Op user;
-  MPI_Op_create(user_sum_times_ten, 1, &user);
-  for (const int n : {0, 1, 1000, 70000}) {
-    std::vector<int> in(n), inout(n + 1, kSentinel), sum(n + 1, kSentinel), user_result(n + 1, kSentinel);
-    for (int i = 0; i < n; ++i) {
-      in[i] = value(e.rank, 1, i);
-      inout[i] = value(e.rank, 2, i);
-      sum[i] = in[i] + inout[i];
-      user_result[i] = inout[i] + 10 * in[i];
-    }
-    for (const bool wide : {false, true}) {
-      for (const auto& [op, expected, name] : {std::tuple{MPI_SUM, &sum, "MPI_SUM"}, std::tuple{user, &user_result, "user op"}}) {
-        SpaceBuffer<int> a(e.space, in), b(e.space, inout);
-        const int rc = wide ? MPI_Reduce_local_c(a.data(), b.data(), n, MPI_INT, op)
-                            : MPI_Reduce_local(a.data(), b.data(), n, MPI_INT, op);
-        const std::vector<int> got = b.download();
-        e.checker.expect_equal(std::string("MPI_Reduce_local") + (wide ? "_c " : " ") + name + " n " + std::to_string(n),
-                               rc, got.data(), expected->data(), got.size());
-      }
-    }
-  }
-  // Every other int of a buffer of 2n: the holes keep their bytes.
-  const int n = 500;
-  std::vector<int> in(2 * n, kSentinel), inout(2 * n, kSentinel), expected(2 * n, kSentinel);
-  for (int i = 0; i < n; ++i) {
-    in[2 * i] = i;
-    inout[2 * i] = 3 * i;
-    expected[2 * i] = 3 * i + 10 * i;
-  }
-  SpaceBuffer<int> a(e.space, in), b(e.space, inout);
-  const int rc = MPI_Reduce_local(a.data(), b.data(), n, strided_int(), user);
-  const std::vector<int> got = b.download();
-  e.checker.expect_equal("MPI_Reduce_local strided user op", rc, got.data(), expected.data(), got.size());
-  MPI_Op_free(&user);
-}
-
 // Bad input on the space's buffers: an MPI error through MPI_ERRORS_RETURN, the receive buffer
 // untouched. Only with the library (the base MPI does not check all of these and may crash).
 void bad_input(const Env& e, const Topology& t) {
@@ -500,28 +446,6 @@ void bad_input(const Env& e, const Topology& t) {
     MPI_Type_free(&uncommitted);
   }
   MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_ARE_FATAL);
-}
-
-// MPI_Reduce_local has no communicator: MPICH raises its errors on MPI_COMM_WORLD, and so does the
-// library.
-void reduce_local_bad_input(const Env& e) {
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  SpaceBuffer<int> a(e.space, std::vector<int>(4, 1)), b(e.space, std::vector<int>(4, kSentinel));
-  auto expect_class = [&](const char* what, int rc, int expected) {
-    int error_class = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
-    const std::vector<int> got = b.download();
-    const bool untouched = std::all_of(got.begin(), got.end(), [](int v) { return v == kSentinel; });
-    e.checker.check(error_class == expected && untouched, std::string(what) + ": class " + std::to_string(error_class) +
-                                                             ", expected " + std::to_string(expected));
-  };
-  expect_class("MPI_Reduce_local negative count", MPI_Reduce_local(a.data(), b.data(), -1, MPI_INT, MPI_SUM),
-               MPI_ERR_COUNT);
-  expect_class("MPI_Reduce_local MPI_OP_NULL", MPI_Reduce_local(a.data(), b.data(), 4, MPI_INT, MPI_OP_NULL),
-               MPI_ERR_OP);
-  expect_class("MPI_Reduce_local_c NULL inout buffer",
-               MPI_Reduce_local_c(a.data(), nullptr, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 // ---- bad input on every entry point of the list, one mistake at a time --------------------------
@@ -655,10 +579,8 @@ int main(int argc, char** argv) {
       for (Counts counts : {Counts::narrow, Counts::wide}) run_case(e, kind, everyone, form, counts);
     }
   }
-  reduce_local(e);
   if (flag(argc, argv, "--bad-input")) {
     for (const Topology& t : topologies) bad_input(e, t);
-    reduce_local_bad_input(e);
     // The table needs a receive block on every rank (the graph has none on one rank).
     GuardedSpace guarded(e.space);
     for (const Topology& t : topologies) {

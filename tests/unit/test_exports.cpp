@@ -95,7 +95,9 @@ const char* const kLifecycleEntryPoints[] = {
     "MPI_Start",          "MPI_Startall",            "MPI_Request_free",      "MPI_Testall",
     "MPI_Wait",           "MPI_Waitall",             "MPI_Waitany",           "MPI_Waitsome",
     "MPI_Test",           "MPI_Testany",             "MPI_Testsome",          "MPI_Request_get_status",
-    "MPI_Cancel",         "MPI_Reduce_local",        "MPI_Reduce_local_c",
+    "MPI_Cancel",         "MPI_Reduce_local",        "MPI_Reduce_local_c",    "MPI_Pack",
+    "MPI_Pack_c",         "MPI_Unpack",              "MPI_Unpack_c",          "MPI_Pack_external",
+    "MPI_Pack_external_c", "MPI_Unpack_external",    "MPI_Unpack_external_c",
 };
 
 template <std::size_t N>

@@ -1,8 +1,9 @@
-// The staged path's core, whatever collective it serves: a call's two buffer sides, their pinned
-// host images, and the base MPI's entry point run on those images. The routed collectives
-// (staged.cpp, from a Prepared) and the collectives that only staging serves (block_dispatch.h:
-// MPI_Alltoallw, the neighborhood collectives, MPI_Reduce_local) both run through it, so there is
-// one place that orders, copies and waits.
+// The staged path's core, whatever call it serves: a call's two buffer sides, their pinned host
+// images, and the base MPI's entry point run on those images. The routed collectives
+// (collectives/staged.cpp, from a Prepared), the collectives that only staging serves
+// (collectives/block_dispatch.h: MPI_Alltoallw, the neighborhood collectives) and the local calls
+// (local/local_calls.h: MPI_Reduce_local, MPI_Pack, MPI_Unpack) all run through it, so there is one
+// place that orders, copies and waits.
 #pragma once
 #include <mpi.h>
 
@@ -36,6 +37,10 @@ class StagedBase {
 // returns with them in place. With copy == false (a CUDA-aware base MPI) it only orders the base
 // call after the application's prior device work.
 Status run_staged_sides(const StagedSides& sides, const StagedBase& base, bool copy);
+// The same on sides the caller holds (a routed call's layout), which need not be copied.
+Status run_staged_sides(const BufferSide& send, const TypeInfo& send_type, const BufferSide& recv,
+                        const TypeInfo& recv_type, const void* sendbuf, void* recvbuf, int device,
+                        const StagedBase& base, bool copy);
 
 // Nonblocking: copies in and runs `base` (a nonblocking entry point) now; *request (requests.h)
 // completes once the base MPI's request has and the results are back. `call` names the entry point
