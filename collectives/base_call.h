@@ -10,6 +10,7 @@
 
 #include "collectives/call.h"
 #include "runtime/profile.h"
+#include "runtime/staged_sides.h"
 
 namespace mcrp {
 
@@ -33,6 +34,20 @@ class BaseCall {
 
 // A base call that outlives the wrapper (persistent requests run it at every MPI_Start).
 using OwnedBaseCall = std::function<int(const void*, void*, MPI_Request*, MPI_Datatype, MPI_Op)>;
+
+// A base call whose datatypes, op and counts the wrapper's lambda takes from its own arguments, run
+// by the staged core (runtime/staged_sides.h) with only the buffers and the request substituted:
+// the block collectives' and the local calls'.
+class BuffersOnlyBase final : public StagedBase {
+ public:
+  explicit BuffersOnlyBase(const BaseCall& base) : base_(base) {}
+  int operator()(const void* sendbuf, void* recvbuf, MPI_Request* request) const override {
+    return base_(sendbuf, recvbuf, request, MPI_DATATYPE_NULL, MPI_OP_NULL);
+  }
+
+ private:
+  const BaseCall& base_;
+};
 
 // Calls the base MPI for `call` on the given buffers. The datatype and op are the caller's, except
 // for fp16 reductions, which the base MPI cannot do itself (see half_reduction.h).

@@ -17,19 +17,6 @@
 namespace mcrp {
 namespace {
 
-// The base call of these collectives takes its datatypes from the call's own arguments (ARGS), so
-// only the buffers and the request are substituted.
-class BlockBase final : public StagedBase {
- public:
-  explicit BlockBase(const BaseCall& base) : base_(base) {}
-  int operator()(const void* sendbuf, void* recvbuf, MPI_Request* request) const override {
-    return base_(sendbuf, recvbuf, request, MPI_DATATYPE_NULL, MPI_OP_NULL);
-  }
-
- private:
-  const BaseCall& base_;
-};
-
 int call_base_unchanged(const BlockCall& call, const BaseCall& base, MPI_Request* request) {
   return base(call.sendbuf, call.recvbuf, request, MPI_DATATYPE_NULL, MPI_OP_NULL);
 }
@@ -53,21 +40,11 @@ bool needs_layout(const BlockCall& c) {
          c.recvbuf == MPI_IN_PLACE || on_device(c.sendbuf) || on_device(c.recvbuf);
 }
 
-// The device of the first significant side with data in device memory, or -1.
-int device_of(const StagedSides& sides) {
-  for (const BufferSide* side : {&sides.send, &sides.recv}) {
-    if (!side->significant() || side->blocks.empty()) continue;
-    const device::PointerInfo where = device::locate(first_byte(*side));
-    if (where.kind == device::MemoryKind::device) return where.device;
-  }
-  return -1;
-}
-
 // Staged, blocking or started, once the sides are known to hold device memory.
 Status run_on_images(StagedSides sides, const BaseCall& base, Mode mode, MPI_Comm comm, const char* call,
                      MPI_Request* request) {
   const bool copy = !base_mpi_cuda_aware();
-  const BlockBase on_images(base);
+  const BuffersOnlyBase on_images(base);
   if (mode == Mode::nonblocking) return start_staged_sides(std::move(sides), on_images, copy, comm, call, request);
   return run_staged_sides(sides, on_images, copy);
 }

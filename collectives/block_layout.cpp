@@ -100,8 +100,6 @@ Status to_bytes(const TypedSide& typed, MPI_Comm comm, bool written, BufferSide*
   return {};
 }
 
-constexpr TypeInfo kByte{1, 1, 0, 1, true};
-
 }  // namespace
 
 bool block_counts(const BlockCall& c, BlockCounts* counts) {
@@ -182,17 +180,10 @@ Status block_sides(const BlockCall& c, const BlockCounts& n, StagedSides* sides)
   MCRP_TRY(to_bytes(recv, c.comm, true, &sides->recv));
   if (send_in_place) sides->recv.read = true;  // the input is in the receive buffer
   if (n.null_neighbors) sides->recv.read = true;  // blocks no neighbor writes keep their bytes
-  sides->send_type = sides->recv_type = kByte;
+  sides->send_type = sides->recv_type = kByteType;
   sides->sendbuf = c.sendbuf;
   sides->recvbuf = c.recvbuf;
   return {};
-}
-
-const char* first_byte(const BufferSide& side) {
-  const Span span = span_of(side, kByte);
-  if (span.bytes() == 0) return side.base;
-  // As an integer: from MPI_BOTTOM (NULL) the blocks' offsets are absolute addresses.
-  return reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(side.base) + span.lo);
 }
 
 }  // namespace mcrp

@@ -38,7 +38,4 @@ bool block_counts(const BlockCall& call, BlockCounts* counts);
 // staging sees itself, runtime/staging.h); so is the receive side of a call with null neighbors.
 Status block_sides(const BlockCall& call, const BlockCounts& counts, StagedSides* sides);
 
-// Where a side's data starts: the address its memory kind is looked up at.
-const char* first_byte(const BufferSide& bytes_side);
-
 }  // namespace mcrp

@@ -14,19 +14,6 @@
 namespace mcrp {
 namespace {
 
-// The base call, whose datatype, op, counts and position the wrapper's lambda holds itself: only
-// the buffers are substituted.
-class LocalBase final : public StagedBase {
- public:
-  explicit LocalBase(const BaseCall& base) : base_(base) {}
-  int operator()(const void* in, void* out, MPI_Request*) const override {
-    return base_(in, out, nullptr, MPI_DATATYPE_NULL, MPI_OP_NULL);
-  }
-
- private:
-  const BaseCall& base_;
-};
-
 bool on_device(const void* pointer) { return device::locate(pointer).kind == device::MemoryKind::device; }
 
 // A host call needs no look at its datatype's reach: predefined datatypes lie at the pointers.
@@ -42,15 +29,6 @@ BufferSide side_of(const void* base, MPI_Datatype type, Block block, bool read, 
   side.read = read;
   side.written = written;
   return side;
-}
-
-// The first device ordinal of the sides' data (`first_*`: where each side's data starts), or -1.
-int device_of(const char* first_send, const char* first_recv) {
-  for (const char* first : {first_send, first_recv}) {
-    const device::PointerInfo where = device::locate(first);
-    if (where.kind == device::MemoryKind::device) return where.device;
-  }
-  return -1;
 }
 
 // The `count` elements of `datatype` at `buffer`, checked as the base MPI checks them.
@@ -79,16 +57,14 @@ Status packed_side(const PackContext& where, const void* buffer, MPI_Count size,
   return {};
 }
 
-constexpr TypeInfo kByte{1, 1, 0, 1, true};
-
 // Runs the checked sides staged when any holds device memory, else the base call as it is.
 template <class Unchanged>
 int run_sides(const char* name, MPI_Comm comm, Status status, StagedSides& sides, const BaseCall& base,
               Unchanged unchanged) {
   if (status.ok()) {
-    sides.device = device_of(first_reached_byte(sides.send), first_reached_byte(sides.recv));
+    sides.device = device_of(sides);
     if (sides.device < 0) return unchanged();
-    status = run_staged_sides(sides, LocalBase(base), !base_mpi_cuda_aware());
+    status = run_staged_sides(sides, BuffersOnlyBase(base), !base_mpi_cuda_aware());
   }
   return status.ok() ? MPI_SUCCESS : raise_error(comm, name, 0, status);
 }
@@ -134,7 +110,7 @@ int run_pack(const PackContext& where, const void* inbuf, MPI_Count incount, MPI
     if (status.ok()) {
       status = packed_side(where, outbuf, outsize, position, incount, datatype, true, true, &sides.recv);
     }
-    sides.recv_type = kByte;
+    sides.recv_type = kByteType;
     sides.sendbuf = inbuf;
     sides.recvbuf = outbuf;
     return run_sides(where.name, where.comm, status, sides, base, unchanged);
@@ -151,7 +127,7 @@ int run_unpack(const PackContext& where, const void* inbuf, MPI_Count insize, co
     if (status.ok()) {
       status = packed_side(where, inbuf, insize, position, outcount, datatype, true, false, &sides.send);
     }
-    sides.send_type = kByte;
+    sides.send_type = kByteType;
     sides.sendbuf = inbuf;
     sides.recvbuf = outbuf;
     return run_sides(where.name, where.comm, status, sides, base, unchanged);

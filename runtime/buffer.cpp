@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 
 #include "runtime/errors.h"
 #include "runtime/mpich_handles.h"
@@ -161,7 +162,9 @@ const char* first_reached_byte(const BufferSide& side) {
   // call's validation reports them later, and span_of must not compute with them.
   if (!type_info(side.type, &type).ok() || !check_side(side, type).ok()) return side.base;
   const Span span = span_of(side, type);
-  return span.bytes() > 0 ? side.base + span.lo : side.base;
+  if (span.bytes() == 0) return side.base;
+  // As an integer: from MPI_BOTTOM (NULL) the offsets are absolute addresses.
+  return reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(side.base) + span.lo);
 }
 
 bool covers_span(const BufferSide& side, const TypeInfo& type, const Span& span) {

@@ -42,6 +42,9 @@ struct TypeInfo {
   // is n*size plain bytes that a peer may read with any type of the same signature.
   bool contiguous() const { return ordered && size == extent && size == true_extent && true_lb == 0; }
 };
+// MPI_BYTE's geometry, without asking: the type of sides described as plain bytes.
+inline constexpr TypeInfo kByteType{1, 1, 0, 1, true};
+
 // MPI_ERR_TYPE for MPI_DATATYPE_NULL and other handles that are no datatype.
 Status type_info(MPI_Datatype type, TypeInfo* info);
 

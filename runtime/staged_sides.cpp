@@ -118,6 +118,15 @@ Status run_staged_call(StagedCall& staged, const StagedBase& base, bool copy) {
 
 }  // namespace
 
+int device_of(const StagedSides& sides) {
+  for (const BufferSide* side : {&sides.send, &sides.recv}) {
+    if (!side->significant() || side->blocks.empty()) continue;
+    const device::PointerInfo where = device::locate(first_reached_byte(*side));
+    if (where.kind == device::MemoryKind::device) return where.device;
+  }
+  return -1;
+}
+
 Status run_staged_sides(const BufferSide& send, const TypeInfo& send_type, const BufferSide& recv,
                         const TypeInfo& recv_type, const void* sendbuf, void* recvbuf, int device,
                         const StagedBase& base, bool copy) {

@@ -23,6 +23,10 @@ struct StagedSides {
   int device = -1;  // CUDA ordinal of the device sides: the copy stream's device
 };
 
+// The CUDA ordinal of the first significant side whose data starts in device memory, or -1 (a
+// host call: nothing to stage).
+int device_of(const StagedSides& sides);
+
 // How a staged call reaches the base MPI: its entry point on the given buffers (host images where a
 // side was staged), the blocking form when `request` is null, else the nonblocking one.
 class StagedBase {

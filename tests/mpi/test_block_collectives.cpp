@@ -30,6 +30,7 @@
 
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/expect_error.h"
 #include "tests/mpi/guarded_space.h"
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/p2p_messages.h"
@@ -398,13 +399,7 @@ void bad_input(const Env& e, const Topology& t) {
   const int degree = static_cast<int>(t.sources[e.rank].size());
   SpaceBuffer<int> send(e.space, std::vector<int>(64, 1)), recv(e.space, std::vector<int>(64, kSentinel));
   auto expect_class = [&](const char* what, int rc, int expected) {
-    int error_class = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
-    const std::vector<int> got = recv.download();
-    const bool untouched = std::all_of(got.begin(), got.end(), [](int v) { return v == kSentinel; });
-    e.checker.check(error_class == expected && untouched,
-                    std::string(what) + " on " + t.name + ": class " + std::to_string(error_class) + ", expected " +
-                        std::to_string(expected) + (untouched ? "" : ", receive buffer written"));
+    expect_error_class(e.checker, std::string(what) + " on " + t.name, rc, expected, recv, kSentinel);
   };
   expect_class("Neighbor_alltoall negative count",
                MPI_Neighbor_alltoall(send.data(), -1, MPI_INT, recv.data(), 1, MPI_INT, t.comm), MPI_ERR_COUNT);
@@ -523,8 +518,7 @@ void mistakes(const Env& e, GuardedSpace& guarded, const Topology& t, const std:
           if (expected < 0) continue;
           MPI_Request request = MPI_REQUEST_NULL;
           const int rc = invoke(call, form, counts, sendbuf, recvbuf, &request);
-          int error_class = MPI_SUCCESS;
-          if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
+          const int error_class = error_class_of(rc);
           const std::vector<int> after = recv.download();
           const bool untouched = std::all_of(after.begin(), after.end(), [](int v) { return v == kSentinel; });
           e.checker.check(error_class == expected && request == MPI_REQUEST_NULL && untouched && guarded.intact(),

@@ -18,6 +18,7 @@
 
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/expect_error.h"
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/p2p_messages.h"
 #include "tests/mpi/strided_int.h"
@@ -84,12 +85,7 @@ void reduce_local_bad_input(const Env& e) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   SpaceBuffer<int> a(e.space, std::vector<int>(4, 1)), b(e.space, std::vector<int>(4, kSentinel));
   auto expect_class = [&](const char* what, int rc, int expected) {
-    int error_class = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
-    const std::vector<int> got = b.download();
-    const bool untouched = std::all_of(got.begin(), got.end(), [](int v) { return v == kSentinel; });
-    e.checker.check(error_class == expected && untouched, std::string(what) + ": class " + std::to_string(error_class) +
-                                                             ", expected " + std::to_string(expected));
+    expect_error_class(e.checker, what, rc, expected, b, kSentinel);
   };
   expect_class("MPI_Reduce_local negative count", MPI_Reduce_local(a.data(), b.data(), -1, MPI_INT, MPI_SUM),
                MPI_ERR_COUNT);
@@ -265,13 +261,7 @@ void pack_bad_input(const Env& e) {
   SpaceBuffer<int> data(e.space, std::vector<int>(8, 1));
   SpaceBuffer<unsigned char> packed(e.space, std::vector<unsigned char>(64, kUnwritten));
   auto expect_class = [&](const char* what, int rc, int expected) {
-    int error_class = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
-    const std::vector<unsigned char> got = packed.download();
-    const bool untouched = std::all_of(got.begin(), got.end(), [](unsigned char b) { return b == kUnwritten; });
-    e.checker.check(error_class == expected && untouched,
-                    std::string(what) + ": class " + std::to_string(error_class) + ", expected " + std::to_string(expected) +
-                        (untouched ? "" : ", packed buffer written"));
+    expect_error_class(e.checker, what, rc, expected, packed, kUnwritten);
   };
   int position = 0;
   MPI_Count wide = 0;
