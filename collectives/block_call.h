@@ -16,6 +16,12 @@ enum class BlockKind : std::uint8_t {
 #undef MCRPMPI_BLOCK_COLLECTIVE
 };
 
+inline constexpr int kBlockKindCount = 0
+#define MCRPMPI_BLOCK_COLLECTIVE(Name, NonblockingName, kind, PARAMS, ARGS) +1
+#include "pmpi/block_collectives.def"
+#undef MCRPMPI_BLOCK_COLLECTIVE
+    ;
+
 // "MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv": the entry points' names, for messages.
 const char* mpi_name(BlockKind kind);
 const char* nonblocking_mpi_name(BlockKind kind);

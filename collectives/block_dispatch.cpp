@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "collectives/block_layout.h"
+#include "collectives/stats.h"
 #include "device/cuda_runtime.h"
 #include "runtime/base_mpi.h"
 #include "runtime/config.h"
@@ -11,6 +12,7 @@
 #include "runtime/host_only.h"
 #include "runtime/mpich_handles.h"
 #include "runtime/persistent.h"
+#include "runtime/profile.h"
 #include "runtime/staged_sides.h"
 #include "runtime/wait_family.h"
 
@@ -40,6 +42,34 @@ bool needs_layout(const BlockCall& c) {
          c.recvbuf == MPI_IN_PLACE || on_device(c.sendbuf) || on_device(c.recvbuf);
 }
 
+// Whether the base MPI checks every argument the library checks, so that a call on host buffers may
+// go to it untouched. Debian's MPICH 4.0.2 crashes instead of reporting MPI_IN_PLACE in a
+// neighborhood collective, and NULL counts, displacements or datatypes arrays of the vector and w
+// forms (test_block_collectives --bad-input without the library; README "Base-MPI defects"); such
+// calls are described first, on host buffers too, which refuses them or finds them valid (NULL
+// arrays of a rank without neighbors, MPI_Alltoallw's MPI_IN_PLACE). Pointer tests only.
+bool base_checks_everything(const BlockCall& c) {
+  if (c.sendbuf == MPI_IN_PLACE || c.recvbuf == MPI_IN_PLACE) return false;
+  const bool typed_arrays = !c.per_block_types() || (c.sendtypes != nullptr && c.recvtypes != nullptr);
+  switch (c.kind) {
+    case BlockKind::neighbor_allgather:
+    case BlockKind::neighbor_alltoall: return true;
+    case BlockKind::neighbor_allgatherv: return c.recvcounts.present() && c.rdispls.present();
+    default:
+      return typed_arrays && c.sendcounts.present() && c.sdispls.present() && c.recvcounts.present() &&
+             c.rdispls.present();
+  }
+}
+
+// The checks of the significant arguments alone (block_layout.h). An invalid communicator, or one
+// without a topology, passes: the base MPI reports it.
+Status check_arguments(const BlockCall& call) {
+  BlockCounts counts;
+  StagedSides sides;
+  if (!block_counts(call, &counts)) return {};
+  return block_sides(call, counts, &sides);
+}
+
 // Staged, blocking or started, once the sides are known to hold device memory.
 Status run_on_images(StagedSides sides, const BaseCall& base, Mode mode, MPI_Comm comm, const char* call,
                      MPI_Request* request) {
@@ -49,50 +79,68 @@ Status run_on_images(StagedSides sides, const BaseCall& base, Mode mode, MPI_Com
   return run_staged_sides(sides, on_images, copy);
 }
 
+// MCRPMPI_STATS and MCRPMPI_PROFILE count host calls too: those are described as well.
+bool watched() { return config().stats || profile::enabled(); }
+
 [[gnu::noinline]] int route(const BlockCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
+  profile::CallTimer timing(mode == Mode::blocking ? profile::Form::blocking : profile::Form::started);
+  const bool counting = config().stats;
+  const auto started = counting ? stats::Clock::now() : stats::Clock::time_point{};  // a clock read only when used
+  profile::StepTimer classifying(profile::Step::classify);
   BlockCounts counts;
-  if (!block_counts(call, &counts)) return call_base_unchanged(call, base, request);
+  if (!block_counts(call, &counts)) return call_base_unchanged(call, base, request);  // the base MPI reports it
   StagedSides sides;
-  Status status = block_sides(call, counts, &sides);
-  if (status.ok()) {
-    sides.device = device_of(sides);
-    if (sides.device < 0) return call_base_unchanged(call, base, request);
+  MPI_Count received = 0;
+  Status status = block_sides(call, counts, &sides, &received);
+  if (!status.ok()) return fail(call.comm, mpi_name(call.kind), status, request);
+  sides.device = device_of(sides);
+  classifying.stop();
+  const Path path = sides.device < 0 ? Path::mpi : Path::staged;
+  if (profile::enabled()) stats::charge_profile(call.kind, path);
+  int rc = MPI_SUCCESS;
+  if (path == Path::mpi) {
+    rc = call_base_unchanged(call, base, request);
+  } else {
     status = run_on_images(std::move(sides), base, mode, call.comm, nonblocking_mpi_name(call.kind), request);
+    if (!status.ok()) rc = fail(call.comm, mpi_name(call.kind), status, request);
   }
-  return status.ok() ? MPI_SUCCESS : fail(call.comm, mpi_name(call.kind), status, request);
+  // Bytes: what this rank's receive blocks hold, as the routed vector forms count.
+  if (counting) stats::record(call.kind, path, static_cast<std::uint64_t>(received), stats::seconds_since(started));
+  return rc;
 }
 
 }  // namespace
 
 int run_collective(const BlockCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
-  if (host_only_process() || !needs_layout(call)) return call_base_unchanged(call, base, request);
+  if (base_checks_everything(call) && (host_only_process() || (!needs_layout(call) && !watched()))) {
+    return call_base_unchanged(call, base, request);
+  }
   return guarded([&] { return route(call, base, mode, request); },
                  [&](const Status& status) { return fail(call.comm, mpi_name(call.kind), status, request); });
 }
 
 int run_blocking_collective(const BlockCall& call, const BaseCall& base, const BaseCall& nonblocking) {
   if (!config().polling_collectives) return run_collective(call, base);
+  profile::CallTimer timing(profile::Form::blocking);  // the nonblocking call inside is part of it
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = run_collective(call, nonblocking, Mode::nonblocking, &request);
+  profile::StepTimer waiting(profile::Step::wait);
   return rc != MPI_SUCCESS ? rc : wait_polling(&request, MPI_STATUS_IGNORE);
 }
 
 int run_persistent_init(const BlockCall& call, const BaseCall& init, OwnedBaseCall nonblocking, MPI_Request* request) {
-  if (host_only_process()) {
-    const int rc = call_base_unchanged(call, init, request);
-    if (rc == MPI_SUCCESS) register_base_persistent(*request);
-    return rc;
-  }
   const auto failed = [&](const Status& status) { return fail(call.comm, mpi_name(call.kind), status, request); };
   return guarded(
       [&] {
-        // The arguments are checked now, as the base MPI's own init would; each start looks at the
-        // memory again (it may have moved between host and device).
-        BlockCounts counts;
-        StagedSides sides;
-        if (block_counts(call, &counts)) {
-          const Status status = block_sides(call, counts, &sides);
-          if (!status.ok()) return failed(status);
+        // The arguments are checked now, as the base MPI's own init would (and where MPICH 4.0.2
+        // accepts what it then crashes on at the start); each start looks at the memory again (it
+        // may have moved between host and device).
+        const Status checked = check_arguments(call);
+        if (!checked.ok()) return failed(checked);
+        if (host_only_process()) {
+          const int rc = call_base_unchanged(call, init, request);
+          if (rc == MPI_SUCCESS) register_base_persistent(*request);
+          return rc;
         }
         PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {
           return run_collective(call, BaseCall(nonblocking), Mode::nonblocking, inner);

@@ -6,7 +6,10 @@
 // host memory (staged_sides.h), decided by each rank alone from its own buffers. Every rank calls
 // the same base-MPI collective either way, so ranks that differ in memory kinds still match, and
 // no agreement is needed (rule 1 holds by construction). Host buffers go to the base MPI as they
-// are; in a process without CUDA (runtime/host_only.h) before anything else is looked at.
+// are; in a process without CUDA (runtime/host_only.h) before anything else is looked at, except
+// for the arguments MPICH 4.0.2 crashes on instead of reporting (MPI_IN_PLACE in a neighborhood
+// collective, NULL arrays), which are checked first everywhere. Under MCRPMPI_STATS or
+// MCRPMPI_PROFILE every call is described, host ones too, and counted in its own rows.
 #pragma once
 #include <mpi.h>
 

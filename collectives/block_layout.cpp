@@ -64,9 +64,9 @@ bool reached_bytes(const TypedBlock& b, const TypeInfo& type, bool in_bytes, MPI
          !__builtin_add_overflow(*lo, last, hi) && !__builtin_add_overflow(*hi, type.true_extent, hi);
 }
 
-// The checked geometry of one side as MPI_BYTE blocks. Datatypes are asked once per run of equal
-// handles (a uniform side asks once).
-Status to_bytes(const TypedSide& typed, MPI_Comm comm, bool written, BufferSide* side) {
+// The checked geometry of one side as MPI_BYTE blocks, and the bytes of data its blocks hold
+// (saturating). Datatypes are asked once per run of equal handles (a uniform side asks once).
+Status to_bytes(const TypedSide& typed, MPI_Comm comm, bool written, BufferSide* side, MPI_Count* data_bytes) {
   side->base = static_cast<char*>(const_cast<void*>(typed.base));
   side->type = MPI_BYTE;
   side->read = !written;
@@ -95,6 +95,11 @@ Status to_bytes(const TypedSide& typed, MPI_Comm comm, bool written, BufferSide*
     const bool absolute = typed.displacements_in_bytes ? lo != 0 : type.true_lb != 0;
     if (typed.base == nullptr && hi > lo && !absolute) return Status(MPI_ERR_BUFFER, "null buffer with a nonzero count");
     side->blocks.push_back(Block{lo, hi - lo});
+    MPI_Count block_bytes = 0;
+    if (__builtin_mul_overflow(b.count, type.size, &block_bytes) ||
+        __builtin_add_overflow(*data_bytes, block_bytes, data_bytes)) {
+      *data_bytes = INT64_MAX;
+    }
   }
   if (written && holes) side->read = true;
   return {};
@@ -145,7 +150,7 @@ bool block_counts(const BlockCall& c, BlockCounts* counts) {
   return true;
 }
 
-Status block_sides(const BlockCall& c, const BlockCounts& n, StagedSides* sides) {
+Status block_sides(const BlockCall& c, const BlockCounts& n, StagedSides* sides, MPI_Count* received) {
   const bool send_in_place = c.sendbuf == MPI_IN_PLACE;
   // MPI allows MPI_IN_PLACE only as MPI_Alltoallw's send buffer on an intracommunicator.
   if (c.recvbuf == MPI_IN_PLACE || (send_in_place && (c.neighborhood() || n.inter))) {
@@ -176,8 +181,10 @@ Status block_sides(const BlockCall& c, const BlockCounts& n, StagedSides* sides)
       break;
   }
   sides->send = BufferSide{};
-  if (!send_in_place) MCRP_TRY(to_bytes(send, c.comm, false, &sides->send));
-  MCRP_TRY(to_bytes(recv, c.comm, true, &sides->recv));
+  MPI_Count sent = 0, received_here = 0;
+  if (!send_in_place) MCRP_TRY(to_bytes(send, c.comm, false, &sides->send, &sent));
+  MCRP_TRY(to_bytes(recv, c.comm, true, &sides->recv, &received_here));
+  if (received != nullptr) *received = received_here;
   if (send_in_place) sides->recv.read = true;  // the input is in the receive buffer
   if (n.null_neighbors) sides->recv.read = true;  // blocks no neighbor writes keep their bytes
   sides->send_type = sides->recv_type = kByteType;

@@ -36,6 +36,9 @@ bool block_counts(const BlockCall& call, BlockCounts* counts);
 // holes, so a written side with a datatype that has holes is marked read too: its image must hold
 // the device's bytes there, since the copy back writes the whole span (gaps between blocks the
 // staging sees itself, runtime/staging.h); so is the receive side of a call with null neighbors.
-Status block_sides(const BlockCall& call, const BlockCounts& counts, StagedSides* sides);
+// `received`, when given, gets the bytes of data the receive blocks hold (counts times datatype
+// sizes), for MCRPMPI_STATS.
+Status block_sides(const BlockCall& call, const BlockCounts& counts, StagedSides* sides,
+                   MPI_Count* received = nullptr);
 
 }  // namespace mcrp

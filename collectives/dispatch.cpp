@@ -28,7 +28,7 @@
 namespace mcrp {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using stats::Clock;
 
 struct LocalMemory {
   bool device = false;
@@ -253,7 +253,7 @@ int route_device_aware(const CollCall& call, const ArgumentMemory& arguments, co
   if (config().stats) {
     // Vector forms have no agreed size: count what this rank received (or sent, at a scatter root).
     const std::uint64_t bytes = in.agreed_bytes != tuning::kUnknownSize ? in.agreed_bytes : local_bytes(p);
-    stats::record(call.kind, route.path, bytes, std::chrono::duration<double>(Clock::now() - started).count());
+    stats::record(call.kind, route.path, bytes, stats::seconds_since(started));
   }
   return status.ok() ? MPI_SUCCESS : fail(call, size, status, request);
 }

@@ -1,8 +1,5 @@
 #include "local/local_calls.h"
 
-#include <algorithm>
-#include <utility>
-
 #include "device/cuda_runtime.h"
 #include "runtime/base_mpi.h"
 #include "runtime/errors.h"
@@ -41,20 +38,54 @@ Status typed_side(const void* buffer, MPI_Count count, MPI_Datatype datatype, MP
   return check_side(*side, *type);
 }
 
-// The packed buffer's bytes a pack or unpack of `count` elements may reach from `position`: at most
-// the packed size of those elements (MPI_Pack_size, MPI_Pack_external_size), within `size`.
+// MPICH reports a NULL data buffer of a pack or unpack as MPI_ERR_ARG (so does Intel MPI), where
+// typed_side says MPI_ERR_BUFFER.
+Status as_argument_error(Status status) {
+  return status.error_class() == MPI_ERR_BUFFER ? Status(MPI_ERR_ARG, status.message()) : status;
+}
+
+// The packed size of `count` elements of `datatype` (MPI_Pack_size, MPI_Pack_external_size): a
+// bound by the standard, exact in MPICH-derived MPIs (their packed data has no header).
+int packed_size(const PackContext& where, MPI_Count count, MPI_Datatype datatype, MPI_Count* bytes) {
+  return where.datarep != nullptr ? PMPI_Pack_external_size_c(where.datarep, count, datatype, bytes)
+                                  : PMPI_Pack_size_c(count, datatype, where.comm, bytes);
+}
+
+// The packed buffer's bytes that `packed` bytes from position `from` reach, which must lie within
+// its `size`. MPICH 4.0.2 does not check that: a pack past the end writes past the buffer, an
+// unpack reads past it (Intel MPI refuses the pack with MPI_ERR_ARG).
+Status packed_range(MPI_Count size, MPI_Count from, MPI_Count packed, Block* range) {
+  if (from < 0 || from > size) return Status(MPI_ERR_ARG, "position outside the packed buffer");
+  if (packed > size - from) return Status(MPI_ERR_ARG, "the packed data does not fit in the packed buffer");
+  *range = Block{from, packed};
+  return {};
+}
+
 Status packed_side(const PackContext& where, const void* buffer, MPI_Count size, const MPI_Count* position,
                    MPI_Count count, MPI_Datatype datatype, bool read, bool written, BufferSide* side) {
   if (position == nullptr) return Status(MPI_ERR_ARG, "null position");
-  MPI_Count bound = 0;
-  const int rc = where.datarep != nullptr ? PMPI_Pack_external_size_c(where.datarep, count, datatype, &bound)
-                                          : PMPI_Pack_size_c(count, datatype, where.comm, &bound);
-  MCRP_TRY(from_base(rc));
-  const MPI_Count from = *position;
-  if (from < 0 || from > size) return Status(MPI_ERR_ARG, "position outside the packed buffer");
-  const MPI_Count length = std::min(size - from, bound);
-  *side = side_of(buffer, MPI_BYTE, Block{from, length}, read, written);
+  MPI_Count packed = 0;
+  MCRP_TRY(from_base(packed_size(where, count, datatype, &packed)));
+  Block range;
+  MCRP_TRY(packed_range(size, *position, packed, &range));
+  *side = side_of(buffer, MPI_BYTE, range, read, written);
   return {};
+}
+
+// A host pack or unpack goes to the base MPI once its packed bytes are known to fit, the one check
+// of these calls MPICH 4.0.2 lacks: one MPI_Pack_size. A NULL position, a negative count or an
+// invalid datatype handle the base MPI reports itself; a datatype MPI_Pack_size refuses
+// (uncommitted) is reported by it, already through the error handler, as on the device path.
+template <class Unchanged>
+int host_pack_or_unpack(const PackContext& where, MPI_Count size, const MPI_Count* position, MPI_Count count,
+                        MPI_Datatype datatype, Unchanged unchanged) {
+  if (position == nullptr || count < 0 || !is_datatype_handle(datatype)) return unchanged();
+  MPI_Count packed = 0;
+  const int rc = packed_size(where, count, datatype, &packed);
+  if (rc != MPI_SUCCESS) return rc;
+  Block range;
+  const Status status = packed_range(size, *position, packed, &range);
+  return status.ok() ? unchanged() : raise_error(where.comm, where.name, 0, status);
 }
 
 // Runs the checked sides staged when any holds device memory, else the base call as it is.
@@ -79,7 +110,10 @@ int guarded_local(const char* name, MPI_Comm comm, Body&& body) {
 int run_reduce_local(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                      const BaseCall& base) {
   const auto unchanged = [&] { return base(inbuf, inoutbuf, nullptr, datatype, op); };
-  if (host_call(inbuf, inoutbuf, datatype)) return unchanged();
+  // MPICH 4.0.2 crashes on a negative count, and on a NULL buffer with data, instead of reporting
+  // them: such calls are checked on host buffers too.
+  const bool base_checks = count == 0 || (count > 0 && inbuf != nullptr && inoutbuf != nullptr);
+  if (base_checks && host_call(inbuf, inoutbuf, datatype)) return unchanged();
   // MPICH raises the errors of MPI_Reduce_local, which has no communicator, on MPI_COMM_WORLD.
   return guarded_local("MPI_Reduce_local", MPI_COMM_WORLD, [&] {
     StagedSides sides;
@@ -101,10 +135,13 @@ int run_reduce_local(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Dat
 int run_pack(const PackContext& where, const void* inbuf, MPI_Count incount, MPI_Datatype datatype, void* outbuf,
              MPI_Count outsize, const MPI_Count* position, const BaseCall& base) {
   const auto unchanged = [&] { return base(inbuf, outbuf, nullptr, datatype, MPI_OP_NULL); };
-  if (host_call(inbuf, outbuf, datatype)) return unchanged();
+  if (host_call(inbuf, outbuf, datatype)) {
+    return host_pack_or_unpack(where, outsize, position, incount, datatype, unchanged);
+  }
   return guarded_local(where.name, where.comm, [&] {
     StagedSides sides;
-    Status status = typed_side(inbuf, incount, datatype, where.comm, true, false, &sides.send, &sides.send_type);
+    Status status = as_argument_error(
+        typed_side(inbuf, incount, datatype, where.comm, true, false, &sides.send, &sides.send_type));
     // The packed bytes are read as well: the image must keep whatever lies past what the base MPI
     // writes, up to the packed size's bound.
     if (status.ok()) {
@@ -120,10 +157,13 @@ int run_pack(const PackContext& where, const void* inbuf, MPI_Count incount, MPI
 int run_unpack(const PackContext& where, const void* inbuf, MPI_Count insize, const MPI_Count* position,
                void* outbuf, MPI_Count outcount, MPI_Datatype datatype, const BaseCall& base) {
   const auto unchanged = [&] { return base(inbuf, outbuf, nullptr, datatype, MPI_OP_NULL); };
-  if (host_call(inbuf, outbuf, datatype)) return unchanged();
+  if (host_call(inbuf, outbuf, datatype)) {
+    return host_pack_or_unpack(where, insize, position, outcount, datatype, unchanged);
+  }
   return guarded_local(where.name, where.comm, [&] {
     StagedSides sides;
-    Status status = typed_side(outbuf, outcount, datatype, where.comm, false, true, &sides.recv, &sides.recv_type);
+    Status status = as_argument_error(
+        typed_side(outbuf, outcount, datatype, where.comm, false, true, &sides.recv, &sides.recv_type));
     if (status.ok()) {
       status = packed_side(where, inbuf, insize, position, outcount, datatype, true, false, &sides.send);
     }

@@ -5,6 +5,8 @@ With --profile: the report (stderr) must hold exactly the rows the workload anno
 ("expect <operation> <form> <path> <calls>"), with those call counts; every time non-negative, the
 steps adding up to no more than the total, other = total - steps and own = total - launch - wait.
 Without it (the variable unset, or 0): no report at all.
+With --stats, MCRPMPI_STATS=1 as well: its table (stdout) must hold exactly the rows announced as
+"expect-stats <collective> <path> <calls> <bytes>", with those calls and bytes.
 Exit 0 on success, 77 when the workload skipped, 1 with the reasons otherwise.
 """
 import argparse
@@ -36,6 +38,40 @@ def parse_report(stderr):
     return rows, header
 
 
+def parse_stats(stdout):
+    """{(collective, path): (calls, bytes)} from the MCRPMPI_STATS table, and whether it was seen."""
+    rows, header = {}, False
+    for line in stdout.splitlines():
+        if line.startswith("# mcrpmpi stats"):
+            header = True
+            continue
+        fields = line.split()
+        if header and len(fields) == 5 and fields[0].startswith("MPI_"):
+            rows[(fields[0], fields[1])] = (int(fields[2]), int(fields[3]))
+    return rows, header
+
+
+def check_stats(stdout, problems):
+    expected = {}
+    for line in stdout.splitlines():
+        fields = line.split()
+        if fields[:1] == ["expect-stats"] and len(fields) == 5:
+            expected[(fields[1], fields[2])] = (int(fields[3]), int(fields[4]))
+    rows, header = parse_stats(stdout)
+    if not header:
+        problems.append("no MCRPMPI_STATS table on stdout")
+    if not expected:
+        problems.append("the workload announced no statistics rows")
+    for key, want in sorted(expected.items()):
+        if key not in rows:
+            problems.append("statistics row %s missing" % " ".join(key))
+        elif rows[key] != want:
+            problems.append("statistics row %s: %d calls, %d bytes; want %d, %d" % ((" ".join(key),) + rows[key] + want))
+    for key in sorted(set(rows) - set(expected)):
+        problems.append("statistics row %s was not expected" % " ".join(key))
+    print("checked %d statistics rows" % len(rows))
+
+
 def check_row(row, problems):
     key = "%s %s %s" % (row["operation"], row["form"], row["path"])
     for name in ["total"] + STEPS:
@@ -57,12 +93,15 @@ def main():
     p.add_argument("--np", type=int, default=2)
     p.add_argument("--profile", choices=["1", "0", "unset"], default="1")
     p.add_argument("--env", action="append", default=[], help="VAR=VALUE for the ranks")
+    p.add_argument("--stats", action="store_true", help="also MCRPMPI_STATS=1, and check its table")
     p.add_argument("program")
     args = p.parse_args()
 
     env = ["-genv", "MCRPMPI_FAKE_DEVICE", "1"]
     if args.profile != "unset":
         env += ["-genv", "MCRPMPI_PROFILE", args.profile]
+    if args.stats:
+        env += ["-genv", "MCRPMPI_STATS", "1"]
     for kv in args.env:
         name, _, value = kv.partition("=")
         env += ["-genv", name, value]
@@ -103,6 +142,8 @@ def main():
         for key in sorted(set(seen) - set(expected)):
             problems.append("row %s (%d calls) was not expected" % (" ".join(key), seen[key]))
         print("checked %d rows" % len(rows))
+    if args.stats:
+        check_stats(done.stdout, problems)
     for problem in problems:
         print("FAIL:", problem)
     return 1 if problems else 0

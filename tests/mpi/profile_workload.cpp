@@ -1,8 +1,10 @@
-// A fixed mix of calls for the MCRPMPI_PROFILE test (tests/mpi/check_profile.py): collectives and
-// point-to-point on fake device buffers (staged path, one-rank copy) and on host buffers (base MPI),
-// blocking and nonblocking. Rank 0 prints on stdout the rows the profile must show, computed from
-// the loop counts here ("expect <operation> <form> <path> <calls summed over ranks>"); the checker
-// compares them with the report the library prints at MPI_Finalize. The program makes no other MPI
+// A fixed mix of calls for the MCRPMPI_PROFILE and MCRPMPI_STATS tests (tests/mpi/check_profile.py):
+// collectives (MPI_Alltoallw and a neighborhood collective among them) and point-to-point on fake
+// device buffers (staged path, one-rank copy) and on host buffers (base MPI), blocking and
+// nonblocking. Rank 0 prints on stdout the rows the profile must show, computed from the loop
+// counts here ("expect <operation> <form> <path> <calls summed over ranks>"), and the statistics'
+// rows ("expect-stats <collective> <path> <calls> <bytes>"); the checker compares them with the
+// reports the library prints at MPI_Finalize. The program makes no other MPI
 // call that the library routes, so the report must hold exactly these rows. Every result is
 // checked, so a profile that broke a path fails here too. Needs MCRPMPI_FAKE_DEVICE=1 (exit 77
 // otherwise: the device rows could not appear).
@@ -24,6 +26,9 @@ constexpr int kDeviceIallreduces = 2;
 constexpr int kSelfAllreduces = 4;  // on MPI_COMM_SELF: the one-rank copy
 constexpr int kDeviceMessages = 3;  // rank 0 sends to rank 1
 constexpr int kHostMessages = 2;
+constexpr int kDeviceAlltoallws = 2;         // one int to every rank, staged
+constexpr int kHostNeighborAlltoalls = 3;    // nonblocking, one int to each neighbor of a ring
+constexpr int kRingNeighbors = 2;            // a periodic 1-D grid: one each way
 
 int g_failures = 0;
 
@@ -72,6 +77,35 @@ void collectives(int rank, int size) {
   mcrpmpi_fake_device_free(recv);
 }
 
+// MPI_Alltoallw on fake device buffers (staged) and MPI_Ineighbor_alltoall on host buffers (the base
+// MPI), whose rows follow the routed collectives'.
+void block_collectives(int rank, int size) {
+  int* send = static_cast<int*>(mcrpmpi_fake_device_alloc(static_cast<std::size_t>(size) * sizeof(int)));
+  int* recv = static_cast<int*>(mcrpmpi_fake_device_alloc(static_cast<std::size_t>(size) * sizeof(int)));
+  std::vector<int> ones(static_cast<std::size_t>(size), 1), displs(static_cast<std::size_t>(size));
+  std::vector<MPI_Datatype> ints(static_cast<std::size_t>(size), MPI_INT);
+  for (int r = 0; r < size; ++r) displs[r] = r * static_cast<int>(sizeof(int));
+  for (int i = 0; i < kDeviceAlltoallws; ++i) {
+    for (int r = 0; r < size; ++r) send[r] = rank * 100 + r + i;
+    MPI_Alltoallw(send, ones.data(), displs.data(), ints.data(), recv, ones.data(), displs.data(), ints.data(),
+                  MPI_COMM_WORLD);
+    expect_equal(static_cast<float>(recv[size - 1]), static_cast<float>((size - 1) * 100 + rank + i), "device alltoallw");
+  }
+  mcrpmpi_fake_device_free(send);
+  mcrpmpi_fake_device_free(recv);
+  MPI_Comm ring;
+  const int dims[1] = {size}, periodic[1] = {1};
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periodic, 0, &ring);
+  int out[kRingNeighbors] = {rank, rank}, in[kRingNeighbors] = {-1, -1};
+  for (int i = 0; i < kHostNeighborAlltoalls; ++i) {
+    MPI_Request request;
+    MPI_Ineighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, ring, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    expect_equal(static_cast<float>(in[1]), static_cast<float>((rank + 1) % size), "host neighbor alltoall");
+  }
+  MPI_Comm_free(&ring);
+}
+
 void point_to_point(int rank, int size) {
   if (size < 2 || rank > 1) return;
   float* device = device_floats();
@@ -107,6 +141,24 @@ void print_expected(int size) {
     std::printf("expect MPI_Allreduce blocking local_copy %d\n", kSelfAllreduces * size);
   }
   std::printf("expect MPI_Bcast blocking mpi %d\n", kHostBcasts * size);
+  std::printf("expect MPI_Alltoallw blocking staged %d\n", kDeviceAlltoallws * size);
+  std::printf("expect MPI_Neighbor_alltoall start mpi %d\n", kHostNeighborAlltoalls * size);
+  // MCRPMPI_STATS's rows (collectives only, forms together): calls and bytes summed over ranks,
+  // bytes being each call's message size per rank (what a rank receives, for MPI_Alltoallw and
+  // the neighborhood collectives).
+  const int floats = kCount * static_cast<int>(sizeof(float));
+  const auto stats_row = [](const char* operation, const char* path, int calls, int bytes_per_call) {
+    std::printf("expect-stats %s %s %d %d\n", operation, path, calls, calls * bytes_per_call);
+  };
+  if (size == 1) {
+    stats_row("MPI_Allreduce", "local_copy", kDeviceAllreduces + kSelfAllreduces + kDeviceIallreduces, floats);
+  } else {
+    stats_row("MPI_Allreduce", "staged", (kDeviceAllreduces + kDeviceIallreduces) * size, floats);
+    stats_row("MPI_Allreduce", "local_copy", kSelfAllreduces * size, floats);
+  }
+  stats_row("MPI_Bcast", "mpi", kHostBcasts * size, floats);
+  stats_row("MPI_Alltoallw", "staged", kDeviceAlltoallws * size, size * static_cast<int>(sizeof(int)));
+  stats_row("MPI_Neighbor_alltoall", "mpi", kHostNeighborAlltoalls * size, kRingNeighbors * static_cast<int>(sizeof(int)));
   if (size > 1) {
     std::printf("expect MPI_Send blocking staged %d\n", kDeviceMessages);
     std::printf("expect MPI_Recv blocking staged %d\n", kDeviceMessages);
@@ -131,6 +183,7 @@ int main(int argc, char** argv) {
   }
   mcrpmpi_fake_device_free(probe);
   collectives(rank, size);
+  block_collectives(rank, size);
   point_to_point(rank, size);
   if (rank == 0) print_expected(size);
   int failures = 0;

@@ -13,20 +13,17 @@
 // (tests/compare) holds the library to the base MPI's classes.
 //
 //   --space host|fake-device   where the buffers live (fake-device: MCRPMPI_FAKE_DEVICE=1, CPU CI)
-//   --only REGEX               run only the cases whose name matches (finding base-MPI defects)
-//   --trace                    print each case's name before its call
-//   --run-base-defects         run the library-only cases without the library too (to see whether
-//                              a newer base MPI still crashes on them)
+//   --only, --trace, --run-base-defects: tests/mpi/case_filter.h
 #include <mpi.h>
 
 #include <cstdio>
 #include <functional>
 #include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "tests/mpi/bad_inputs.h"
+#include "tests/mpi/case_filter.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
 #include "tests/mpi/guarded_space.h"
@@ -65,30 +62,17 @@ struct Tally {
 class Runner {
  public:
   Runner(Checker& checker, GuardedSpace& space, const BadComm& comm, int argc, char** argv)
-      : checker_(checker),
-        space_(space),
-        comm_(comm),
-        filtered_(!option(argc, argv, "--only", "").empty()),
-        only_(option(argc, argv, "--only", "")),
-        trace_(flag(argc, argv, "--trace")),
-        run_base_defects_(flag(argc, argv, "--run-base-defects")),
-        // The library answers 1 here, plain MPICH 0.
-        library_(MPIX_Query_cuda_support() == 1) {}
+      : checker_(checker), space_(space), comm_(comm), filter_(checker, argc, argv) {}
 
-  bool wanted(const std::string& name) const { return !filtered_ || std::regex_search(name, only_); }
+  bool wanted(const std::string& name) const { return filter_.wanted(name); }
 
   // Runs `call` (which returns an MPI code) and makes the case's checks.
   void run(const std::string& family, const std::string& name, const Expectation& e, Target target,
            const std::function<int()>& call) {
-    if (!wanted(name)) return;
-    if (e.base_defect != nullptr && !library_ && !run_base_defects_) {
-      checker_.skip("base MPI defect (library-only cases): " + std::string(e.base_defect));
-      return;
-    }
+    if (!filter_.run(name, e.base_defect)) return;
     Tally& tally = tallies_[family];
     ++tally.tried;
     ++(e.base_defect != nullptr ? tally.library_only : tally.with_base);
-    if (trace_) std::fprintf(stderr, "[rank %d] %s\n", comm_.rank, name.c_str());
     g_handled = HandlerCounts{};
     const int rc = call();
     const HandlerCounts handled = g_handled;
@@ -142,11 +126,7 @@ class Runner {
   Checker& checker_;
   GuardedSpace& space_;
   const BadComm& comm_;
-  bool filtered_;
-  std::regex only_;
-  bool trace_;
-  bool run_base_defects_;
-  bool library_;
+  CaseFilter filter_;
   std::map<std::string, Tally> tallies_;
 };
 

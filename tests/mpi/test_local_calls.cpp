@@ -6,16 +6,19 @@
 // library); unpacks back; the bytes past a pack kept; packed buffers sent as MPI_PACKED to the next
 // rank and unpacked there; packed buffers in the other memory kind. Options:
 //   --space S     host, fake-device, fake-device-legacy, device, device-legacy
-//   --bad-input   also the library's argument checks on the space's buffers (MPI_ERRORS_RETURN)
+//   --bad-input   also the library's argument checks on the space's buffers (MPI_ERRORS_RETURN);
+//                 --only, --trace, --run-base-defects: tests/mpi/case_filter.h
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "tests/mpi/case_filter.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
 #include "tests/mpi/expect_error.h"
@@ -79,23 +82,31 @@ void reduce_local(const Env& e) {
 }
 
 
+// What MPICH 4.0.2 gets wrong on host buffers (found with --trace, no library; README "Base-MPI
+// defects"): those cases run with the library only (case_filter.h).
+constexpr const char* kReduceLocalDefect = "MPICH 4.0.2 crashes on a negative count or a NULL buffer in MPI_Reduce_local";
+constexpr const char* kPackedBoundsDefect = "MPICH 4.0.2 packs and unpacks past the packed buffer's end";
+
 // MPI_Reduce_local has no communicator: MPICH raises its errors on MPI_COMM_WORLD, and so does the
 // library.
-void reduce_local_bad_input(const Env& e) {
+void reduce_local_bad_input(const Env& e, CaseFilter& filter) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   SpaceBuffer<int> a(e.space, std::vector<int>(4, 1)), b(e.space, std::vector<int>(4, kSentinel));
-  auto expect_class = [&](const char* what, int rc, int expected) {
-    expect_error_class(e.checker, what, rc, expected, b, kSentinel);
+  auto expect_class = [&](const char* what, int expected, const char* defect, const std::function<int()>& call) {
+    if (!filter.run(what, defect)) return;
+    Checker::BeyondBase beyond(e.checker, defect != nullptr);
+    expect_error_class(e.checker, what, call(), expected, b, kSentinel);
   };
-  expect_class("MPI_Reduce_local negative count", MPI_Reduce_local(a.data(), b.data(), -1, MPI_INT, MPI_SUM),
-               MPI_ERR_COUNT);
-  expect_class("MPI_Reduce_local MPI_OP_NULL", MPI_Reduce_local(a.data(), b.data(), 4, MPI_INT, MPI_OP_NULL),
-               MPI_ERR_OP);
-  expect_class("MPI_Reduce_local_c NULL inout buffer",
-               MPI_Reduce_local_c(a.data(), nullptr, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+  expect_class("MPI_Reduce_local negative count", MPI_ERR_COUNT, kReduceLocalDefect,
+               [&] { return MPI_Reduce_local(a.data(), b.data(), -1, MPI_INT, MPI_SUM); });
+  expect_class("MPI_Reduce_local MPI_OP_NULL", MPI_ERR_OP, nullptr,
+               [&] { return MPI_Reduce_local(a.data(), b.data(), 4, MPI_INT, MPI_OP_NULL); });
+  expect_class("MPI_Reduce_local_c NULL inout buffer", MPI_ERR_BUFFER, kReduceLocalDefect,
+               [&] { return MPI_Reduce_local_c(a.data(), nullptr, 4, MPI_INT, MPI_SUM); });
+  expect_class("MPI_Reduce_local NULL input buffer", MPI_ERR_BUFFER, kReduceLocalDefect,
+               [&] { return MPI_Reduce_local(nullptr, b.data(), 4, MPI_INT, MPI_SUM); });
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
-
 
 // ---- MPI_Pack / MPI_Unpack ------------------------------------------------------------------------
 
@@ -256,31 +267,56 @@ void pack_round_trip(const Env& e, PackForm f, MemorySpace& data_space, MemorySp
 
 // The library's checks of pack and unpack arguments on the space's buffers; errors on
 // MPI_COMM_WORLD (the communicator of these calls, and MPICH's choice for the external ones).
-void pack_bad_input(const Env& e) {
+void pack_bad_input(const Env& e, CaseFilter& filter) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   SpaceBuffer<int> data(e.space, std::vector<int>(8, 1));
   SpaceBuffer<unsigned char> packed(e.space, std::vector<unsigned char>(64, kUnwritten));
-  auto expect_class = [&](const char* what, int rc, int expected) {
-    expect_error_class(e.checker, what, rc, expected, packed, kUnwritten);
+  auto expect_class = [&](const char* what, int expected, const char* defect, const std::function<int()>& call) {
+    if (!filter.run(what, defect)) return;
+    Checker::BeyondBase beyond(e.checker, defect != nullptr);
+    expect_error_class(e.checker, what, call(), expected, packed, kUnwritten);
   };
   int position = 0;
   MPI_Count wide = 0;
-  expect_class("MPI_Pack negative count", MPI_Pack(data.data(), -1, MPI_INT, packed.data(), 64, &position, MPI_COMM_WORLD),
-               MPI_ERR_COUNT);
-  expect_class("MPI_Pack_c NULL position", MPI_Pack_c(data.data(), 2, MPI_INT, packed.data(), 64, nullptr, MPI_COMM_WORLD),
-               MPI_ERR_ARG);
-  wide = 65;
-  expect_class("MPI_Pack_c position past the buffer",
-               MPI_Pack_c(data.data(), 2, MPI_INT, packed.data(), 64, &wide, MPI_COMM_WORLD), MPI_ERR_ARG);
+  expect_class("MPI_Pack negative count", MPI_ERR_COUNT, nullptr, [&] {
+    return MPI_Pack(data.data(), -1, MPI_INT, packed.data(), 64, &position, MPI_COMM_WORLD);
+  });
+  expect_class("MPI_Pack_c NULL position", MPI_ERR_ARG, nullptr,
+               [&] { return MPI_Pack_c(data.data(), 2, MPI_INT, packed.data(), 64, nullptr, MPI_COMM_WORLD); });
+  expect_class("MPI_Pack_c position past the buffer", MPI_ERR_ARG, kPackedBoundsDefect, [&] {
+    wide = 65;
+    return MPI_Pack_c(data.data(), 2, MPI_INT, packed.data(), 64, &wide, MPI_COMM_WORLD);
+  });
+  expect_class("MPI_Pack past the buffer's end", MPI_ERR_ARG, kPackedBoundsDefect, [&] {
+    position = 60;
+    return MPI_Pack(data.data(), 2, MPI_INT, packed.data(), 64, &position, MPI_COMM_WORLD);
+  });
+  expect_class("MPI_Pack NULL input buffer", MPI_ERR_ARG, nullptr, [&] {
+    position = 0;
+    return MPI_Pack(nullptr, 2, MPI_INT, packed.data(), 64, &position, MPI_COMM_WORLD);
+  });
+  expect_class("MPI_Unpack NULL output buffer", MPI_ERR_ARG, nullptr, [&] {
+    position = 0;
+    return MPI_Unpack(packed.data(), 64, &position, nullptr, 2, MPI_INT, MPI_COMM_WORLD);
+  });
+  expect_class("MPI_Unpack position past the buffer", MPI_ERR_ARG, kPackedBoundsDefect, [&] {
+    position = 65;
+    return MPI_Unpack(packed.data(), 64, &position, data.data(), 2, MPI_INT, MPI_COMM_WORLD);
+  });
+  expect_class("MPI_Unpack past the buffer's end", MPI_ERR_ARG, kPackedBoundsDefect, [&] {
+    position = 60;
+    return MPI_Unpack(packed.data(), 64, &position, data.data(), 2, MPI_INT, MPI_COMM_WORLD);
+  });
   MPI_Datatype uncommitted;
   MPI_Type_contiguous(2, MPI_INT, &uncommitted);
-  position = 0;
-  expect_class("MPI_Pack uncommitted datatype",
-               MPI_Pack(data.data(), 1, uncommitted, packed.data(), 64, &position, MPI_COMM_WORLD), MPI_ERR_TYPE);
+  expect_class("MPI_Pack uncommitted datatype", MPI_ERR_TYPE, nullptr, [&] {
+    position = 0;
+    return MPI_Pack(data.data(), 1, uncommitted, packed.data(), 64, &position, MPI_COMM_WORLD);
+  });
   MPI_Type_free(&uncommitted);
   MPI_Aint at = 0;
-  expect_class("MPI_Unpack_external negative count",
-               MPI_Unpack_external("external32", packed.data(), 64, &at, data.data(), -1, MPI_INT), MPI_ERR_COUNT);
+  expect_class("MPI_Unpack_external negative count", MPI_ERR_COUNT, nullptr,
+               [&] { return MPI_Unpack_external("external32", packed.data(), 64, &at, data.data(), -1, MPI_INT); });
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
@@ -308,8 +344,9 @@ int main(int argc, char** argv) {
     }
   }
   if (flag(argc, argv, "--bad-input")) {
-    reduce_local_bad_input(e);
-    pack_bad_input(e);
+    CaseFilter filter(checker, argc, argv);
+    reduce_local_bad_input(e, filter);
+    pack_bad_input(e, filter);
   }
   const int code = checker.finish(MPI_COMM_WORLD, "test_local_calls");
   space.reset();

@@ -97,7 +97,8 @@ const char* const kLifecycleEntryPoints[] = {
     "MPI_Test",           "MPI_Testany",             "MPI_Testsome",          "MPI_Request_get_status",
     "MPI_Cancel",         "MPI_Reduce_local",        "MPI_Reduce_local_c",    "MPI_Pack",
     "MPI_Pack_c",         "MPI_Unpack",              "MPI_Unpack_c",          "MPI_Pack_external",
-    "MPI_Pack_external_c", "MPI_Unpack_external",    "MPI_Unpack_external_c",
+    "MPI_Pack_external_c", "MPI_Unpack_external",    "MPI_Unpack_external_c", "MPI_Buffer_attach",
+    "MPI_Buffer_attach_c", "MPI_Buffer_detach",      "MPI_Buffer_detach_c",
 };
 
 template <std::size_t N>
