@@ -51,6 +51,7 @@ MixedCalls::~MixedCalls() {
 int MixedCalls::run_round(int round) {
   int calls = allreduce_pair(round) + nonblocking_pair(round) + persistent_round(round) + bcast_round(round) +
               ring_round(round);
+  if (round % 4 == 0) calls += alltoallw_round(round);
   if (round % 16 == 0) calls += large_round(round);
   if (round % 64 == 0) calls += dup_round(round);
   return calls;
@@ -137,6 +138,35 @@ int MixedCalls::large_round(int) {
   device_.download(got.data(), device_recv_, got.size() * sizeof(int));
   checker_.expect_equal("large allreduce on " + std::string(device_.name()), rc, got.data(), want.data(), want.size());
   return 1;
+}
+
+// One int to every rank through MPI_Alltoallw, then packed into host memory and unpacked back into
+// the space: the staged paths of the block collectives and the local calls.
+int MixedCalls::alltoallw_round(int round) {
+  const auto ranks = static_cast<std::size_t>(size_);
+  std::vector<int> mine(ranks), want(ranks), ones(ranks, 1), displs(ranks);
+  const std::vector<MPI_Datatype> ints(ranks, MPI_INT);
+  for (int r = 0; r < size_; ++r) {
+    mine[r] = rank_ * 1000 + r + round;
+    want[r] = r * 1000 + rank_ + round;
+    displs[r] = r * static_cast<int>(sizeof(int));
+  }
+  device_.upload(device_send_, mine.data(), mine.size() * sizeof(int));
+  int rc = MPI_Alltoallw(device_send_, ones.data(), displs.data(), ints.data(), device_recv_, ones.data(),
+                         displs.data(), ints.data(), comm_);
+  std::vector<int> got(ranks);
+  device_.download(got.data(), device_recv_, got.size() * sizeof(int));
+  checker_.expect_equal("alltoallw on " + std::string(device_.name()), rc, got.data(), want.data(), want.size());
+  int packed_bytes = 0;
+  MPI_Pack_size(size_, MPI_INT, comm_, &packed_bytes);
+  std::vector<char> packed(static_cast<std::size_t>(packed_bytes));
+  int position = 0;
+  rc = MPI_Pack(device_recv_, size_, MPI_INT, packed.data(), packed_bytes, &position, comm_);
+  position = 0;
+  if (rc == MPI_SUCCESS) rc = MPI_Unpack(packed.data(), packed_bytes, &position, device_send_, size_, MPI_INT, comm_);
+  device_.download(got.data(), device_send_, got.size() * sizeof(int));
+  checker_.expect_equal("pack and unpack on " + std::string(device_.name()), rc, got.data(), want.data(), want.size());
+  return 4;
 }
 
 int MixedCalls::dup_round(int round) {

@@ -1,6 +1,7 @@
 // A fixed mix of calls for long runs (issue 13): blocking, nonblocking and persistent collectives,
-// point-to-point and communicator create/free, on device (or fake device) and host buffers, every
-// result checked. Counts and roots depend only on the round number, so every rank makes the same
+// point-to-point, MPI_Alltoallw with MPI_Pack/MPI_Unpack (the block collectives' and local calls'
+// staging) and communicator create/free, on device (or fake device) and host buffers, every result
+// checked. Counts and roots depend only on the round number, so every rank makes the same
 // calls. Used by the memory test (many rounds on one communicator) and the thread stress test (one
 // mix per thread, each on its own communicator).
 #pragma once
@@ -29,6 +30,7 @@ class MixedCalls {
   int bcast_round(int round);
   int ring_round(int round);
   int large_round(int round);
+  int alltoallw_round(int round);
   int dup_round(int round);
 
   Checker& checker_;
