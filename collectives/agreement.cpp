@@ -29,6 +29,11 @@ void signature(const Prepared& p, long long out[kFields]) {
   out[kBytes] = static_cast<long long>(bytes);
 }
 
+Status another_rank_failed(long long error_class) {
+  return Status(static_cast<int>(error_class),
+                "another rank passed arguments that failed the library's checks (MCRPMPI_VERIFY)");
+}
+
 Status disagreement(Field field) {
   static const struct {
     int error_class;
@@ -66,8 +71,7 @@ Agreement agree(const Prepared& p, bool device_memory, const Status& local) {
   if (!local.ok()) {
     agreement.outcome = local;
   } else if (all[2] != MPI_SUCCESS) {
-    agreement.outcome = Status(static_cast<int>(all[2]), "another rank passed arguments that failed the library's "
-                                                         "checks (MCRPMPI_VERIFY)");
+    agreement.outcome = another_rank_failed(all[2]);
   } else {
     for (int i = 0; i < kFields; ++i) {
       if (all[3 + i] != -all[3 + kFields + i]) {
@@ -77,6 +81,13 @@ Agreement agree(const Prepared& p, bool device_memory, const Status& local) {
     }
   }
   return agreement;
+}
+
+Status agree_on_checks(MPI_Comm comm, const Status& local) {
+  const long long mine = local.error_class();
+  long long all = MPI_SUCCESS;
+  PMPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_MAX, comm);
+  return !local.ok() || all == MPI_SUCCESS ? local : another_rank_failed(all);
 }
 
 }  // namespace mcrp

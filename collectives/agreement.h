@@ -12,6 +12,8 @@
 // Vector forms without one agreed size (alltoallv, gatherv, scatterv) and intercommunicators, whose
 // groups pass different roots and sizes by design, are agreed on memory kinds and checks only.
 #pragma once
+#include <mpi.h>
+
 #include "collectives/paths.h"
 #include "device/status.h"
 
@@ -25,5 +27,10 @@ struct Agreement {
 // Collective over the call's communicator. `local` is this rank's outcome of the checks (its types
 // in `p` are prepared when it is ok).
 Agreement agree(const Prepared& p, bool device_memory, const Status& local);
+
+// The check outcomes alone, for the collectives whose ranks need to agree on nothing else
+// (MPI_Alltoallw and the neighborhood collectives: every rank calls the base MPI's collective
+// whatever its memory kinds). Collective over `comm`: one allreduce of one integer.
+Status agree_on_checks(MPI_Comm comm, const Status& local);
 
 }  // namespace mcrp

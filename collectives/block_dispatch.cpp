@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "collectives/agreement.h"
 #include "collectives/block_layout.h"
 #include "collectives/stats.h"
 #include "device/cuda_runtime.h"
@@ -10,6 +11,7 @@
 #include "runtime/errors.h"
 #include "runtime/guarded.h"
 #include "runtime/host_only.h"
+#include "runtime/memory_checks.h"
 #include "runtime/mpich_handles.h"
 #include "runtime/persistent.h"
 #include "runtime/profile.h"
@@ -79,8 +81,23 @@ Status run_on_images(StagedSides sides, const BaseCall& base, Mode mode, MPI_Com
   return run_staged_sides(sides, on_images, copy);
 }
 
-// MCRPMPI_STATS and MCRPMPI_PROFILE count host calls too: those are described as well.
-bool watched() { return config().stats || profile::enabled(); }
+// MCRPMPI_STATS and MCRPMPI_PROFILE count host calls too, and MCRPMPI_VERIFY checks them: those are
+// described as well.
+bool watched() {
+  const Config& settings = config();
+  return settings.stats || settings.verify || profile::enabled();
+}
+
+// MCRPMPI_VERIFY: the memory behind each side holds what the call reaches (runtime/memory_checks.h),
+// and the ranks agree on the outcome of every check, so that a rank whose arguments fail does not
+// leave the others waiting in the base MPI's collective.
+Status verified(const StagedSides& sides, MPI_Comm comm, Status local) {
+  for (const BufferSide* side : {&sides.send, &sides.recv}) {
+    if (!local.ok() || !side->significant() || side->blocks.empty()) continue;
+    local = check_buffer_memory(*side, kByteType, device::locate(first_reached_byte(*side)));
+  }
+  return agree_on_checks(comm, local);
+}
 
 [[gnu::noinline]] int route(const BlockCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
   profile::CallTimer timing(mode == Mode::blocking ? profile::Form::blocking : profile::Form::started);
@@ -92,6 +109,7 @@ bool watched() { return config().stats || profile::enabled(); }
   StagedSides sides;
   MPI_Count received = 0;
   Status status = block_sides(call, counts, &sides, &received);
+  if (config().verify) status = verified(sides, call.comm, status);
   if (!status.ok()) return fail(call.comm, mpi_name(call.kind), status, request);
   sides.device = device_of(sides);
   classifying.stop();
@@ -135,7 +153,8 @@ int run_persistent_init(const BlockCall& call, const BaseCall& init, OwnedBaseCa
         // The arguments are checked now, as the base MPI's own init would (and where MPICH 4.0.2
         // accepts what it then crashes on at the start); each start looks at the memory again (it
         // may have moved between host and device).
-        const Status checked = check_arguments(call);
+        Status checked = check_arguments(call);
+        if (config().verify) checked = agree_on_checks(call.comm, checked);  // *_init is collective too
         if (!checked.ok()) return failed(checked);
         if (host_only_process()) {
           const int rc = call_base_unchanged(call, init, request);

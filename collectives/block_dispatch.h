@@ -9,7 +9,8 @@
 // are; in a process without CUDA (runtime/host_only.h) before anything else is looked at, except
 // for the arguments MPICH 4.0.2 crashes on instead of reporting (MPI_IN_PLACE in a neighborhood
 // collective, NULL arrays), which are checked first everywhere. Under MCRPMPI_STATS or
-// MCRPMPI_PROFILE every call is described, host ones too, and counted in its own rows.
+// MCRPMPI_PROFILE every call is described, host ones too, and counted in its own rows; under
+// MCRPMPI_VERIFY its memory is checked and the ranks agree on every check's outcome.
 #pragma once
 #include <mpi.h>
 

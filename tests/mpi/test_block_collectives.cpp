@@ -19,6 +19,8 @@
 //                   skipped (--only, --trace, --run-base-defects: tests/mpi/case_filter.h)
 //   --mixed         odd ranks keep their buffers in host memory: ranks of one call differ in memory
 //                   kinds, which the base MPI's matching must not notice
+//   --verify        (with MCRPMPI_VERIFY=1) a mistake on the last rank only fails the call on every
+//                   rank: a negative count, and on device memory a receive buffer one int short
 #include <mpi.h>
 
 #include <algorithm>
@@ -567,6 +569,37 @@ void mistakes(const Env& e, CaseFilter& filter, GuardedSpace& guarded, const Top
   MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_ARE_FATAL);
 }
 
+// With MCRPMPI_VERIFY=1: a mistake on the last rank only fails the call on every rank (with the
+// class that rank found) instead of leaving the others waiting in the base MPI's collective: a
+// negative count, and on device memory a receive buffer one int short (its allocation checked).
+// Then the communicator still works.
+void verify_agreement(const Env& e, const Topology& t, bool device) {
+  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
+  int size = 0;
+  MPI_Comm_size(t.comm, &size);
+  const bool last = e.rank == size - 1;
+  const auto degree = static_cast<int>(t.sources[e.rank].size());
+  const auto out = static_cast<int>(t.destinations[e.rank].size());
+  constexpr int n = 2;  // ints per block
+  SpaceBuffer<int> send(e.space, std::vector<int>(static_cast<std::size_t>(out * n) + 1, 1));
+  auto expect_everywhere = [&](const std::string& what, int expected, std::size_t recv_ints, int count) {
+    // SpaceBuffer allocates one element more than it holds: recv_ints + 1 in all.
+    SpaceBuffer<int> recv(e.space, std::vector<int>(recv_ints, kSentinel));
+    const int rc = MPI_Neighbor_alltoall(send.data(), n, MPI_INT, recv.data(), count, MPI_INT, t.comm);
+    expect_error_class(e.checker, what + " on " + t.name + " (MCRPMPI_VERIFY)", rc, expected, recv, kSentinel);
+  };
+  const auto full = static_cast<std::size_t>(degree * n);
+  expect_everywhere("the last rank's negative count", MPI_ERR_COUNT, full, last ? -1 : n);
+  // Every rank must see the short buffer's rank have blocks: checked where the last rank has some.
+  const bool last_receives = !t.sources[size - 1].empty();
+  if (device && last_receives) {
+    expect_everywhere("the last rank's receive buffer one int short", MPI_ERR_BUFFER,
+                      last ? full - 2 : full, n);
+  }
+  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_ARE_FATAL);
+  run_case(e, Kind::alltoall, t, Form::blocking, Counts::narrow);  // the communicator still works
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -611,6 +644,10 @@ int main(int argc, char** argv) {
       }
     }
     mistakes(e, filter, guarded, everyone, {Kind::world_alltoallw});
+  }
+  if (flag(argc, argv, "--verify")) {
+    const std::string name = option(argc, argv, "--space", "host");
+    for (const Topology& t : topologies) verify_agreement(e, t, name.find("device") != std::string::npos);
   }
   for (Topology& t : topologies) MPI_Comm_free(&t.comm);
   const int code = checker.finish(MPI_COMM_WORLD, "test_block_collectives");
