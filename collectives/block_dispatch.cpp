@@ -92,10 +92,7 @@ bool watched() {
 // and the ranks agree on the outcome of every check, so that a rank whose arguments fail does not
 // leave the others waiting in the base MPI's collective.
 Status verified(const StagedSides& sides, MPI_Comm comm, Status local) {
-  for (const BufferSide* side : {&sides.send, &sides.recv}) {
-    if (!local.ok() || !side->significant() || side->blocks.empty()) continue;
-    local = check_buffer_memory(*side, kByteType, device::locate(first_reached_byte(*side)));
-  }
+  if (local.ok()) local = check_buffer_memory(sides);
   return agree_on_checks(comm, local);
 }
 

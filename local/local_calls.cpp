@@ -2,10 +2,13 @@
 
 #include "device/cuda_runtime.h"
 #include "runtime/base_mpi.h"
+#include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/guarded.h"
 #include "runtime/host_only.h"
+#include "runtime/memory_checks.h"
 #include "runtime/mpich_handles.h"
+#include "runtime/profile.h"
 #include "runtime/staged_sides.h"
 
 namespace mcrp {
@@ -13,9 +16,33 @@ namespace {
 
 bool on_device(const void* pointer) { return device::locate(pointer).kind == device::MemoryKind::device; }
 
+// MCRPMPI_PROFILE counts host calls too, and MCRPMPI_VERIFY checks their memory.
+bool watched() { return profile::enabled() || config().verify; }
+
 // A host call needs no look at its datatype's reach: predefined datatypes lie at the pointers.
 bool host_call(const void* in, const void* out, MPI_Datatype datatype) {
-  return host_only_process() || (is_builtin_handle(datatype) && !on_device(in) && !on_device(out));
+  return host_only_process() || (!watched() && is_builtin_handle(datatype) && !on_device(in) && !on_device(out));
+}
+
+// MCRPMPI_PROFILE's rows (runtime/profile.h): one per call and path (mpi: host buffers, the base
+// MPI's call as it is; staged).
+enum class LocalRow : int { reduce_local, pack, unpack, pack_external, unpack_external };
+constexpr const char* kRowNames[] = {"MPI_Reduce_local", "MPI_Pack", "MPI_Unpack", "MPI_Pack_external",
+                                     "MPI_Unpack_external"};
+constexpr int kRows = static_cast<int>(sizeof kRowNames / sizeof kRowNames[0]);
+
+void name_row(int row, const char** operation, const char** path) {
+  *operation = kRowNames[row / 2];
+  *path = row % 2 == 0 ? "mpi" : "staged";
+}
+
+profile::RowBlock g_rows(kRows * 2, name_row);
+
+LocalRow pack_row(const PackContext& where) {
+  return where.datarep != nullptr ? LocalRow::pack_external : LocalRow::pack;
+}
+LocalRow unpack_row(const PackContext& where) {
+  return where.datarep != nullptr ? LocalRow::unpack_external : LocalRow::unpack;
 }
 
 BufferSide side_of(const void* base, MPI_Datatype type, Block block, bool read, bool written) {
@@ -88,12 +115,16 @@ int host_pack_or_unpack(const PackContext& where, MPI_Count size, const MPI_Coun
   return status.ok() ? unchanged() : raise_error(where.comm, where.name, 0, status);
 }
 
-// Runs the checked sides staged when any holds device memory, else the base call as it is.
+// Runs the checked sides staged when any holds device memory, else the base call as it is; under
+// MCRPMPI_VERIFY the memory behind both sides is checked first (runtime/memory_checks.h: no peer
+// waits on these calls, so nothing needs agreeing).
 template <class Unchanged>
-int run_sides(const char* name, MPI_Comm comm, Status status, StagedSides& sides, const BaseCall& base,
+int run_sides(const char* name, MPI_Comm comm, LocalRow row, Status status, StagedSides& sides, const BaseCall& base,
               Unchanged unchanged) {
+  if (status.ok() && config().verify) status = check_buffer_memory(sides);
   if (status.ok()) {
     sides.device = device_of(sides);
+    if (profile::enabled()) profile::charge(g_rows, static_cast<int>(row) * 2 + (sides.device < 0 ? 0 : 1));
     if (sides.device < 0) return unchanged();
     status = run_staged_sides(sides, BuffersOnlyBase(base), !base_mpi_cuda_aware());
   }
@@ -109,6 +140,7 @@ int guarded_local(const char* name, MPI_Comm comm, Body&& body) {
 
 int run_reduce_local(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                      const BaseCall& base) {
+  profile::CallTimer timing(profile::Form::blocking);
   const auto unchanged = [&] { return base(inbuf, inoutbuf, nullptr, datatype, op); };
   // MPICH 4.0.2 crashes on a negative count, and on a NULL buffer with data, instead of reporting
   // them: such calls are checked on host buffers too.
@@ -128,12 +160,13 @@ int run_reduce_local(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Dat
     sides.send_type = sides.recv_type = type;
     sides.sendbuf = inbuf;
     sides.recvbuf = inoutbuf;
-    return run_sides("MPI_Reduce_local", MPI_COMM_WORLD, status, sides, base, unchanged);
+    return run_sides("MPI_Reduce_local", MPI_COMM_WORLD, LocalRow::reduce_local, status, sides, base, unchanged);
   });
 }
 
 int run_pack(const PackContext& where, const void* inbuf, MPI_Count incount, MPI_Datatype datatype, void* outbuf,
              MPI_Count outsize, const MPI_Count* position, const BaseCall& base) {
+  profile::CallTimer timing(profile::Form::blocking);
   const auto unchanged = [&] { return base(inbuf, outbuf, nullptr, datatype, MPI_OP_NULL); };
   if (host_call(inbuf, outbuf, datatype)) {
     return host_pack_or_unpack(where, outsize, position, incount, datatype, unchanged);
@@ -150,12 +183,13 @@ int run_pack(const PackContext& where, const void* inbuf, MPI_Count incount, MPI
     sides.recv_type = kByteType;
     sides.sendbuf = inbuf;
     sides.recvbuf = outbuf;
-    return run_sides(where.name, where.comm, status, sides, base, unchanged);
+    return run_sides(where.name, where.comm, pack_row(where), status, sides, base, unchanged);
   });
 }
 
 int run_unpack(const PackContext& where, const void* inbuf, MPI_Count insize, const MPI_Count* position,
                void* outbuf, MPI_Count outcount, MPI_Datatype datatype, const BaseCall& base) {
+  profile::CallTimer timing(profile::Form::blocking);
   const auto unchanged = [&] { return base(inbuf, outbuf, nullptr, datatype, MPI_OP_NULL); };
   if (host_call(inbuf, outbuf, datatype)) {
     return host_pack_or_unpack(where, insize, position, outcount, datatype, unchanged);
@@ -170,7 +204,7 @@ int run_unpack(const PackContext& where, const void* inbuf, MPI_Count insize, co
     sides.send_type = kByteType;
     sides.sendbuf = inbuf;
     sides.recvbuf = outbuf;
-    return run_sides(where.name, where.comm, status, sides, base, unchanged);
+    return run_sides(where.name, where.comm, unpack_row(where), status, sides, base, unchanged);
   });
 }
 

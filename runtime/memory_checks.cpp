@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <utility>
 
 #include "device/host_regions.h"
 
@@ -54,6 +55,14 @@ Status check_buffer_memory(const BufferSide& side, const TypeInfo& type, const d
   if (span.bytes() == 0) return {};
   return memory.kind == device::MemoryKind::device ? check_device_allocation(side, span)
                                                    : check_host_mapping(side, span);
+}
+
+Status check_buffer_memory(const StagedSides& sides) {
+  for (auto [side, type] : {std::pair{&sides.send, &sides.send_type}, std::pair{&sides.recv, &sides.recv_type}}) {
+    if (!side->significant() || side->blocks.empty()) continue;
+    MCRP_TRY(check_buffer_memory(*side, *type, device::locate(first_reached_byte(*side))));
+  }
+  return {};
 }
 
 }  // namespace mcrp

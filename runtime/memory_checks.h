@@ -13,6 +13,7 @@
 #include "device/cuda_runtime.h"
 #include "device/status.h"
 #include "runtime/buffer.h"
+#include "runtime/staged_sides.h"
 
 namespace mcrp {
 
@@ -20,5 +21,8 @@ namespace mcrp {
 // hold its span; success for a side that is not significant or covers no bytes, and for device
 // memory of no known allocation.
 Status check_buffer_memory(const BufferSide& side, const TypeInfo& type, const device::PointerInfo& memory);
+
+// Both sides of a staged call (runtime/staged_sides.h), each looked up at the first byte it reaches.
+Status check_buffer_memory(const StagedSides& sides);
 
 }  // namespace mcrp

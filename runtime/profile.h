@@ -1,9 +1,9 @@
-// MCRPMPI_PROFILE=1: where the library's time goes. Each call into the library (a collective or a
-// point-to-point operation) is timed from entry to return, and split into steps by scoped timers
-// placed where the work happens (memory-kind detection, staging copies, the base MPI call, the GPU
-// wait, the NCCL enqueue). Steps are exclusive: a step timed inside another is subtracted from the
-// outer one, so the steps of a call never add up to more than its total. At MPI_Finalize rank 0
-// prints one table for all ranks (report()).
+// MCRPMPI_PROFILE=1: where the library's time goes. Each call into the library (a collective, a
+// point-to-point operation or a local call such as MPI_Pack) is timed from entry to return, and
+// split into steps by scoped timers placed where the work happens (memory-kind detection, staging
+// copies, the base MPI call, the GPU wait, the NCCL enqueue). Steps are exclusive: a step timed
+// inside another is subtracted from the outer one, so the steps of a call never add up to more than
+// its total. At MPI_Finalize rank 0 prints one table for all ranks (report()).
 //
 // Off (the default), a timer costs a test of a flag read once when the library is loaded, at its
 // start and at its end: nothing is read from the clock or from thread-local storage. On, a step costs

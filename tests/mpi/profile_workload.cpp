@@ -1,7 +1,7 @@
 // A fixed mix of calls for the MCRPMPI_PROFILE and MCRPMPI_STATS tests (tests/mpi/check_profile.py):
-// collectives (MPI_Alltoallw and a neighborhood collective among them) and point-to-point on fake
-// device buffers (staged path, one-rank copy) and on host buffers (base MPI), blocking and
-// nonblocking. Rank 0 prints on stdout the rows the profile must show, computed from the loop
+// collectives (MPI_Alltoallw and a neighborhood collective among them), local calls (MPI_Pack,
+// MPI_Unpack, MPI_Reduce_local) and point-to-point on fake device buffers (staged path, one-rank
+// copy) and on host buffers (base MPI), blocking and nonblocking. Rank 0 prints on stdout the rows the profile must show, computed from the loop
 // counts here ("expect <operation> <form> <path> <calls summed over ranks>"), and the statistics'
 // rows ("expect-stats <collective> <path> <calls> <bytes>"); the checker compares them with the
 // reports the library prints at MPI_Finalize. The program makes no other MPI
@@ -29,6 +29,8 @@ constexpr int kHostMessages = 2;
 constexpr int kDeviceAlltoallws = 2;         // one int to every rank, staged
 constexpr int kHostNeighborAlltoalls = 3;    // nonblocking, one int to each neighbor of a ring
 constexpr int kRingNeighbors = 2;            // a periodic 1-D grid: one each way
+constexpr int kDevicePacks = 2;              // MPI_Pack then MPI_Unpack of fake device memory, staged
+constexpr int kHostReduceLocals = 3;         // MPI_Reduce_local on host buffers
 
 int g_failures = 0;
 
@@ -106,6 +108,28 @@ void block_collectives(int rank, int size) {
   MPI_Comm_free(&ring);
 }
 
+// The local calls: packs and unpacks of fake device memory (staged) and MPI_Reduce_local on host
+// buffers (the base MPI), in their own rows.
+void local_calls(int rank) {
+  float* data = device_floats();
+  std::vector<char> packed(kCount * sizeof(float));
+  for (int i = 0; i < kDevicePacks; ++i) {
+    fill(data, static_cast<float>(rank + i));
+    int position = 0;
+    MPI_Pack(data, kCount, MPI_FLOAT, packed.data(), static_cast<int>(packed.size()), &position, MPI_COMM_WORLD);
+    fill(data, -1.0f);
+    position = 0;
+    MPI_Unpack(packed.data(), static_cast<int>(packed.size()), &position, data, kCount, MPI_FLOAT, MPI_COMM_WORLD);
+    expect_equal(data[3], static_cast<float>(rank + i + 3), "device pack and unpack");
+  }
+  mcrpmpi_fake_device_free(data);
+  std::vector<float> in(kCount, 1.0f), inout(kCount, 2.0f);
+  for (int i = 0; i < kHostReduceLocals; ++i) {
+    MPI_Reduce_local(in.data(), inout.data(), kCount, MPI_FLOAT, MPI_SUM);
+  }
+  expect_equal(inout[0], 2.0f + kHostReduceLocals, "host reduce_local");
+}
+
 void point_to_point(int rank, int size) {
   if (size < 2 || rank > 1) return;
   float* device = device_floats();
@@ -143,6 +167,9 @@ void print_expected(int size) {
   std::printf("expect MPI_Bcast blocking mpi %d\n", kHostBcasts * size);
   std::printf("expect MPI_Alltoallw blocking staged %d\n", kDeviceAlltoallws * size);
   std::printf("expect MPI_Neighbor_alltoall start mpi %d\n", kHostNeighborAlltoalls * size);
+  std::printf("expect MPI_Pack blocking staged %d\n", kDevicePacks * size);
+  std::printf("expect MPI_Unpack blocking staged %d\n", kDevicePacks * size);
+  std::printf("expect MPI_Reduce_local blocking mpi %d\n", kHostReduceLocals * size);
   // MCRPMPI_STATS's rows (collectives only, forms together): calls and bytes summed over ranks,
   // bytes being each call's message size per rank (what a rank receives, for MPI_Alltoallw and
   // the neighborhood collectives).
@@ -184,6 +211,7 @@ int main(int argc, char** argv) {
   mcrpmpi_fake_device_free(probe);
   collectives(rank, size);
   block_collectives(rank, size);
+  local_calls(rank);
   point_to_point(rank, size);
   if (rank == 0) print_expected(size);
   int failures = 0;

@@ -8,9 +8,12 @@
 //   --space S     host, fake-device, fake-device-legacy, device, device-legacy
 //   --bad-input   also the library's argument checks on the space's buffers (MPI_ERRORS_RETURN);
 //                 --only, --trace, --run-base-defects: tests/mpi/case_filter.h
+//   --verify      (with MCRPMPI_VERIFY=1) buffers at an unmapped address, and device allocations
+//                 smaller than the call says, refused before any copy
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -320,6 +323,32 @@ void pack_bad_input(const Env& e, CaseFilter& filter) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+// With MCRPMPI_VERIFY=1: the memory behind both buffers is checked before any copy or base call. A
+// data buffer at an unmapped address, and on device memory a buffer whose allocation is smaller
+// than the call says, give MPI_ERR_BUFFER (without it: a crash, or a copy past the allocation).
+void verify_memory(const Env& e, bool device) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  // SpaceBuffer allocates one element more than it holds: 16 + 1 bytes here.
+  SpaceBuffer<unsigned char> packed(e.space, std::vector<unsigned char>(16, kUnwritten));
+  std::vector<int> host_data(8, 1);
+  int position = 0;
+  void* unmapped = reinterpret_cast<void*>(std::uintptr_t{64});  // in the never-mapped first page
+  expect_error_class(e.checker, "MPI_Pack from an unmapped address (MCRPMPI_VERIFY)",
+                     MPI_Pack(unmapped, 2, MPI_INT, packed.data(), 16, &position, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+                     packed, kUnwritten);
+  if (device) {
+    SpaceBuffer<unsigned char> short_packed(e.space, std::vector<unsigned char>(16, kUnwritten));
+    position = 0;
+    expect_error_class(e.checker, "MPI_Pack into a device allocation smaller than outsize (MCRPMPI_VERIFY)",
+                       MPI_Pack(host_data.data(), 8, MPI_INT, short_packed.data(), 64, &position, MPI_COMM_WORLD),
+                       MPI_ERR_BUFFER, short_packed, kUnwritten);
+    SpaceBuffer<int> a(e.space, std::vector<int>(4, 1)), b(e.space, std::vector<int>(16, kSentinel));
+    expect_error_class(e.checker, "MPI_Reduce_local of a device buffer shorter than the count (MCRPMPI_VERIFY)",
+                       MPI_Reduce_local(a.data(), b.data(), 16, MPI_INT, MPI_SUM), MPI_ERR_BUFFER, b, kSentinel);
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -347,6 +376,9 @@ int main(int argc, char** argv) {
     CaseFilter filter(checker, argc, argv);
     reduce_local_bad_input(e, filter);
     pack_bad_input(e, filter);
+  }
+  if (flag(argc, argv, "--verify")) {
+    verify_memory(e, option(argc, argv, "--space", "host").find("device") != std::string::npos);
   }
   const int code = checker.finish(MPI_COMM_WORLD, "test_local_calls");
   space.reset();
