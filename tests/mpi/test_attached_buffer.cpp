@@ -54,12 +54,13 @@ void round_trip(const Env& e, bool wide, int round) {
                              : MPI_Buffer_attach(attached.data(), static_cast<int>(bytes));
   e.checker.check(attach_rc == MPI_SUCCESS, "MPI_Buffer_attach" + form + ": returned " + std::to_string(attach_rc));
 
-  // A second buffer while one is attached: MPI_ERR_BUFFER, and the first stays attached.
+  // A second buffer while one is attached is refused (MPICH 4.0.2 and Intel MPI say MPI_ERR_BUFFER,
+  // the mpich 5.0.2 wheel MPI_ERR_OTHER: MPI names no class), and the first stays attached.
   std::vector<char> other(64);
   const int again = MPI_Buffer_attach(other.data(), 64);
   int again_class = MPI_SUCCESS;
   if (again != MPI_SUCCESS) MPI_Error_class(again, &again_class);
-  e.checker.check(again_class == MPI_ERR_BUFFER, "a second MPI_Buffer_attach: class " + std::to_string(again_class));
+  e.checker.check(again_class != MPI_SUCCESS, "a second MPI_Buffer_attach is refused: class " + std::to_string(again_class));
 
   const int to = (e.rank + 1) % e.size, from = (e.rank + e.size - 1) % e.size;
   std::vector<std::unique_ptr<SpaceBuffer<int>>> sends, receives;
