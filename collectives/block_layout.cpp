@@ -64,9 +64,11 @@ bool reached_bytes(const TypedBlock& b, const TypeInfo& type, bool in_bytes, MPI
          !__builtin_add_overflow(*lo, last, hi) && !__builtin_add_overflow(*hi, type.true_extent, hi);
 }
 
-// The checked geometry of one side as MPI_BYTE blocks, and the bytes of data its blocks hold
-// (saturating). Datatypes are asked once per run of equal handles (a uniform side asks once).
-Status to_bytes(const TypedSide& typed, MPI_Comm comm, bool written, BufferSide* side, MPI_Count* data_bytes) {
+// The checked geometry of one side as MPI_BYTE blocks, and (when `data_bytes` is given) the bytes of
+// data its blocks hold, saturating. Datatypes are asked once per run of equal handles (a uniform
+// side asks once).
+Status to_bytes(const TypedSide& typed, MPI_Comm comm, bool written, BufferSide* side,
+                MPI_Count* data_bytes = nullptr) {
   side->base = static_cast<char*>(const_cast<void*>(typed.base));
   side->type = MPI_BYTE;
   side->read = !written;
@@ -96,8 +98,8 @@ Status to_bytes(const TypedSide& typed, MPI_Comm comm, bool written, BufferSide*
     if (typed.base == nullptr && hi > lo && !absolute) return Status(MPI_ERR_BUFFER, "null buffer with a nonzero count");
     side->blocks.push_back(Block{lo, hi - lo});
     MPI_Count block_bytes = 0;
-    if (__builtin_mul_overflow(b.count, type.size, &block_bytes) ||
-        __builtin_add_overflow(*data_bytes, block_bytes, data_bytes)) {
+    if (data_bytes != nullptr && (__builtin_mul_overflow(b.count, type.size, &block_bytes) ||
+                                  __builtin_add_overflow(*data_bytes, block_bytes, data_bytes))) {
       *data_bytes = INT64_MAX;
     }
   }
@@ -181,10 +183,9 @@ Status block_sides(const BlockCall& c, const BlockCounts& n, StagedSides* sides,
       break;
   }
   sides->send = BufferSide{};
-  MPI_Count sent = 0, received_here = 0;
-  if (!send_in_place) MCRP_TRY(to_bytes(send, c.comm, false, &sides->send, &sent));
-  MCRP_TRY(to_bytes(recv, c.comm, true, &sides->recv, &received_here));
-  if (received != nullptr) *received = received_here;
+  if (!send_in_place) MCRP_TRY(to_bytes(send, c.comm, false, &sides->send));
+  if (received != nullptr) *received = 0;
+  MCRP_TRY(to_bytes(recv, c.comm, true, &sides->recv, received));
   if (send_in_place) sides->recv.read = true;  // the input is in the receive buffer
   if (n.null_neighbors) sides->recv.read = true;  // blocks no neighbor writes keep their bytes
   sides->send_type = sides->recv_type = kByteType;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/mpi/case_filter.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/memory_space.h"
 
@@ -29,6 +30,16 @@ void expect_error_class(Checker& checker, const std::string& what, int rc, int e
   checker.check(error_class == expected && untouched, what + ": class " + std::to_string(error_class) + ", expected " +
                                                           std::to_string(expected) +
                                                           (untouched ? "" : ", buffer written"));
+}
+
+// One case of a bad-input table (tests/mpi/case_filter.h): run when the filter lets it, its checks
+// beyond the base where the base MPI gets the case wrong (`base_defect`), then as above.
+template <class T, class Call>
+void expect_error_case(CaseFilter& filter, Checker& checker, const std::string& what, int expected,
+                       const char* base_defect, Call&& call, const SpaceBuffer<T>& buffer, T unwritten) {
+  if (!filter.run(what, base_defect)) return;
+  Checker::BeyondBase beyond(checker, base_defect != nullptr);
+  expect_error_class(checker, what, call(), expected, buffer, unwritten);
 }
 
 }  // namespace mcrp_test

@@ -17,6 +17,7 @@
 
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/expect_error.h"
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/p2p_messages.h"
 
@@ -57,9 +58,7 @@ void round_trip(const Env& e, bool wide, int round) {
   // A second buffer while one is attached is refused (MPICH 4.0.2 and Intel MPI say MPI_ERR_BUFFER,
   // the mpich 5.0.2 wheel MPI_ERR_OTHER: MPI names no class), and the first stays attached.
   std::vector<char> other(64);
-  const int again = MPI_Buffer_attach(other.data(), 64);
-  int again_class = MPI_SUCCESS;
-  if (again != MPI_SUCCESS) MPI_Error_class(again, &again_class);
+  const int again_class = error_class_of(MPI_Buffer_attach(other.data(), 64));
   e.checker.check(again_class != MPI_SUCCESS, "a second MPI_Buffer_attach is refused: class " + std::to_string(again_class));
 
   const int to = (e.rank + 1) % e.size, from = (e.rank + e.size - 1) % e.size;
@@ -84,9 +83,7 @@ void round_trip(const Env& e, bool wide, int round) {
   // the space the three messages still hold depends on the base MPI's protocol.)
   const int too_many = static_cast<int>(bytes / static_cast<MPI_Count>(sizeof(int)));
   SpaceBuffer<int> extra(e.space, std::vector<int>(static_cast<std::size_t>(too_many), 1));
-  const int full = MPI_Bsend(extra.data(), too_many, MPI_INT, to, 99, MPI_COMM_WORLD);
-  int full_class = MPI_SUCCESS;
-  if (full != MPI_SUCCESS) MPI_Error_class(full, &full_class);
+  const int full_class = error_class_of(MPI_Bsend(extra.data(), too_many, MPI_INT, to, 99, MPI_COMM_WORLD));
   e.checker.check(full_class == MPI_ERR_BUFFER, "MPI_Bsend larger than the attached space: class " + std::to_string(full_class));
 
   for (int m = 0; m < kMessages; ++m) {
@@ -152,9 +149,7 @@ int main(int argc, char** argv) {
   // Nothing attached: MPI_Buffer_detach returns NULL and 0 (MPICH) or an error; either way the
   // library adds nothing. A buffered send has no space.
   std::vector<int> one(1, 1);
-  const int none = MPI_Bsend(one.data(), 1, MPI_INT, (rank + 1) % size, 98, MPI_COMM_WORLD);
-  int none_class = MPI_SUCCESS;
-  if (none != MPI_SUCCESS) MPI_Error_class(none, &none_class);
+  const int none_class = error_class_of(MPI_Bsend(one.data(), 1, MPI_INT, (rank + 1) % size, 98, MPI_COMM_WORLD));
   checker.check(none_class == MPI_ERR_BUFFER, "MPI_Bsend with nothing attached: class " + std::to_string(none_class));
   const int code = checker.finish(MPI_COMM_WORLD, "test_attached_buffer");
   space.reset();

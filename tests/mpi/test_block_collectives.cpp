@@ -409,10 +409,7 @@ void bad_input(const Env& e, CaseFilter& filter, const Topology& t) {
   const int degree = static_cast<int>(t.sources[e.rank].size());
   SpaceBuffer<int> send(e.space, std::vector<int>(64, 1)), recv(e.space, std::vector<int>(64, kSentinel));
   auto expect_class = [&](const char* what, int expected, const char* defect, const std::function<int()>& call) {
-    const std::string name = std::string(what) + " on " + t.name;
-    if (!filter.run(name, defect)) return;
-    Checker::BeyondBase beyond(e.checker, defect != nullptr);
-    expect_error_class(e.checker, name, call(), expected, recv, kSentinel);
+    expect_error_case(filter, e.checker, std::string(what) + " on " + t.name, expected, defect, call, recv, kSentinel);
   };
   expect_class("Neighbor_alltoall negative count", MPI_ERR_COUNT, nullptr,
                [&] { return MPI_Neighbor_alltoall(send.data(), -1, MPI_INT, recv.data(), 1, MPI_INT, t.comm); });

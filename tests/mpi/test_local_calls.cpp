@@ -96,9 +96,7 @@ void reduce_local_bad_input(const Env& e, CaseFilter& filter) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   SpaceBuffer<int> a(e.space, std::vector<int>(4, 1)), b(e.space, std::vector<int>(4, kSentinel));
   auto expect_class = [&](const char* what, int expected, const char* defect, const std::function<int()>& call) {
-    if (!filter.run(what, defect)) return;
-    Checker::BeyondBase beyond(e.checker, defect != nullptr);
-    expect_error_class(e.checker, what, call(), expected, b, kSentinel);
+    expect_error_case(filter, e.checker, what, expected, defect, call, b, kSentinel);
   };
   expect_class("MPI_Reduce_local negative count", MPI_ERR_COUNT, kReduceLocalDefect,
                [&] { return MPI_Reduce_local(a.data(), b.data(), -1, MPI_INT, MPI_SUM); });
@@ -275,9 +273,7 @@ void pack_bad_input(const Env& e, CaseFilter& filter) {
   SpaceBuffer<int> data(e.space, std::vector<int>(8, 1));
   SpaceBuffer<unsigned char> packed(e.space, std::vector<unsigned char>(64, kUnwritten));
   auto expect_class = [&](const char* what, int expected, const char* defect, const std::function<int()>& call) {
-    if (!filter.run(what, defect)) return;
-    Checker::BeyondBase beyond(e.checker, defect != nullptr);
-    expect_error_class(e.checker, what, call(), expected, packed, kUnwritten);
+    expect_error_case(filter, e.checker, what, expected, defect, call, packed, kUnwritten);
   };
   int position = 0;
   MPI_Count wide = 0;
