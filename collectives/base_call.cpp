@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collectives/half_reduction.h"
+#include "runtime/self_comm.h"
 
 namespace mcrp {
 namespace {
@@ -29,6 +30,39 @@ MPI_Count in_place_reduce_scatter_elements(const CollCall& call, const void* sen
   return total;
 }
 
+// MPICH 4.0.2 ignores displs[0] of MPI_Allgatherv and MPI_Iallgatherv (int and _c forms, not in
+// place) on a one-rank intracommunicator: the block lands at the start of recvbuf. Its persistent
+// form is right. Asked once, of the library's own one-rank communicator (no communication), so a
+// base MPI without the defect is left alone.
+bool one_rank_allgatherv_ignores_displacement() {
+  static const bool ignores = [] {
+    const MPI_Comm self = library_self_comm();
+    if (self == MPI_COMM_NULL) return false;
+    const int mine = 5, count = 1, displacement = 1;
+    int gathered[2] = {-1, -1};
+    PMPI_Allgatherv(&mine, 1, MPI_INT, gathered, &count, &displacement, MPI_INT, self);
+    return gathered[1] != mine;
+  }();
+  return ignores;
+}
+
+// The receive buffer to hand the base MPI for `call`: recvbuf, or where the block belongs when the
+// base MPI would ignore its displacement. The tests on the kind, MPI_IN_PLACE and displs[0] come
+// first, so other calls pay nothing more.
+void* allgatherv_target(const CollCall& call, const void* sendbuf, void* recvbuf) {
+  if (call.kind != CollKind::allgatherv || sendbuf == MPI_IN_PLACE || !call.rdispls.present() ||
+      call.rdispls[0] == 0) {
+    return recvbuf;
+  }
+  int size = 0, inter = 0;
+  if (PMPI_Comm_size(call.comm, &size) != MPI_SUCCESS || size != 1) return recvbuf;
+  if (PMPI_Comm_test_inter(call.comm, &inter) != MPI_SUCCESS || inter != 0) return recvbuf;
+  if (!one_rank_allgatherv_ignores_displacement()) return recvbuf;
+  MPI_Count lb = 0, extent = 0;
+  if (PMPI_Type_get_extent_x(call.recvtype, &lb, &extent) != MPI_SUCCESS) return recvbuf;
+  return static_cast<char*>(recvbuf) + call.rdispls[0] * extent;
+}
+
 // A host copy of the `count` elements at `buffer`, positioned so that the returned pointer plays
 // the role of `buffer` for the same datatype.
 const void* copy_of(const void* buffer, MPI_Count count, MPI_Datatype type, std::vector<char>& storage) {
@@ -46,6 +80,7 @@ int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, v
   MPI_Datatype type = call.recvtype;  // the one datatype of reductions and bcast (describe::one_type)
   MPI_Op op = call.op;
   half_substitute(call.kind, call.recvtype, call.op, &type, &op);
+  recvbuf = allgatherv_target(call, sendbuf, recvbuf);
   // The defects avoided below concern blocking in-place calls only; the rest pass as they are.
   // Blocking only: a nonblocking or persistent call would need the copy to outlive this frame.
   if (request != nullptr || sendbuf != MPI_IN_PLACE) return base(sendbuf, recvbuf, request, type, op);
@@ -56,6 +91,13 @@ int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, v
     sendbuf = copy_of(recvbuf, elements, call.recvtype, contribution);
   }
   return base(sendbuf, recvbuf, request, type, op);
+}
+
+int call_base_init(const BaseCall& init, const CollCall& call, MPI_Request* request) {
+  MPI_Datatype type = call.recvtype;
+  MPI_Op op = call.op;
+  half_substitute(call.kind, call.recvtype, call.op, &type, &op);
+  return init(call.sendbuf, call.recvbuf, request, type, op);
 }
 
 }  // namespace mcrp

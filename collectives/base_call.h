@@ -53,5 +53,9 @@ class BuffersOnlyBase final : public StagedBase {
 // for fp16 reductions, which the base MPI cannot do itself (see half_reduction.h).
 int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, void* recvbuf,
               MPI_Request* request = nullptr);
+// The same for the base MPI's persistent initialisation (MPI_<Name>_init) on the user's buffers:
+// only the fp16 substitution applies, since the defects call_base avoids are those of the
+// blocking and nonblocking forms.
+int call_base_init(const BaseCall& init, const CollCall& call, MPI_Request* request);
 
 }  // namespace mcrp

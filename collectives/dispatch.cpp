@@ -369,9 +369,20 @@ namespace {
 // The base MPI's own persistent request, registered so that the Wait/Test family can work around
 // MPICH 4.0.2's handling of inactive ones (requests_persistent.h).
 int init_base_persistent(const BaseCall& init, const CollCall& call, MPI_Request* request) {
-  const int rc = call_base(init, call, call.sendbuf, call.recvbuf, request);
+  const int rc = call_base_init(init, call, request);
   if (rc == MPI_SUCCESS) register_base_persistent(*request);
   return rc;
+}
+
+// MPICH 4.0.2 and Intel MPI 2021 get three persistent collectives wrong on any memory (README
+// "Base-MPI defects"): MPI_Gather_init leaves out the root's own block, MPI_Allgather_init and
+// MPI_Scatter_init deliver nothing from the second start, and MPI_Scatter_init on 3 or more ranks
+// aborts in MPI_Wait. Their nonblocking forms are right, so the library owns these requests on host
+// buffers too and starts the nonblocking form each time. Decided by the collective alone, the same
+// on every rank (rule 1), and on every base MPI: no probe could tell a right one without
+// communicating, and MPICH 5 (right) loses only its persistent schedule reuse.
+bool base_persistent_unreliable(CollKind kind) {
+  return kind == CollKind::gather || kind == CollKind::allgather || kind == CollKind::scatter;
 }
 
 }  // namespace
@@ -388,7 +399,7 @@ int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCal
     // base MPI's nonblocking form (a base persistent request would match none of them).
     bool memory_disagrees = false;
     Status status = checked(p, memory.device, &memory_disagrees);
-    const bool library_request = memory.device || memory_disagrees;
+    const bool library_request = memory.device || memory_disagrees || base_persistent_unreliable(call.kind);
     if (status.ok() && library_request) {
       // Each MPI_Start runs the call through the router again, as its nonblocking form.
       PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {

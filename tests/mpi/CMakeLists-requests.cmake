@@ -44,7 +44,7 @@ endforeach()
 
 # Builds without the library, for the comparison mode (tests/compare): the same programs, run once
 # plain and once with libmcrpmpi preloaded, must have the same outcomes.
-add_executable(test_nonblocking_plain test_nonblocking.cpp check.cpp)
+add_executable(test_nonblocking_plain test_nonblocking.cpp check.cpp base_mpi_quirks.cpp)
 target_link_libraries(test_nonblocking_plain PRIVATE mcrpmpi_build_options MPI::MPI_CXX)
 foreach(name request_mix cross_comm_order)
   add_executable(test_${name}_plain test_${name}.cpp)

@@ -5,7 +5,8 @@
 //    avoids it, so the ch4 device-level reduce is at fault.
 //  - MPI_Reduce_scatter with MPI_IN_PLACE and uneven blocks of ~64 Ki elements fails an internal
 //    assertion ("memcpy argument memory ranges overlap") and aborts, on 2 and 3 ranks.
-//  - MPI_Allgatherv on a 1-rank communicator, not in place, ignores displs[0] and writes at offset 0.
+//  - MPI_Allgatherv on a 1-rank communicator, not in place, ignores displs[0] and writes at offset 0
+//    (the library places the block itself: collectives/base_call.cpp).
 // The pip wheel of MPICH 5.0.2 (tests/abi) shares the reduce_scatter defect and adds one:
 //  - MPI_Allreduce with MPI_DATATYPE_NULL fails an internal assertion ("dt_ptr") and aborts instead
 //    of returning an error (MPI_Bcast with it, and the other bad arguments, do return errors).
