@@ -47,13 +47,9 @@ bool one_rank_allgatherv_ignores_displacement() {
 }
 
 // The receive buffer to hand the base MPI for `call`: recvbuf, or where the block belongs when the
-// base MPI would ignore its displacement. The tests on the kind, MPI_IN_PLACE and displs[0] come
-// first, so other calls pay nothing more.
+// base MPI would ignore its displacement.
 void* allgatherv_target(const CollCall& call, const void* sendbuf, void* recvbuf) {
-  if (call.kind != CollKind::allgatherv || sendbuf == MPI_IN_PLACE || !call.rdispls.present() ||
-      call.rdispls[0] == 0) {
-    return recvbuf;
-  }
+  if (call.kind != CollKind::allgatherv || !base_call_may_adjust(call, sendbuf, false)) return recvbuf;
   int size = 0, inter = 0;
   if (PMPI_Comm_size(call.comm, &size) != MPI_SUCCESS || size != 1) return recvbuf;
   if (PMPI_Comm_test_inter(call.comm, &inter) != MPI_SUCCESS || inter != 0) return recvbuf;
@@ -74,9 +70,9 @@ const void* copy_of(const void* buffer, MPI_Count count, MPI_Datatype type, std:
   return storage.data() - true_lb;
 }
 
-}  // namespace
-
-int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, void* recvbuf, MPI_Request* request) {
+// The calls base_call_may_adjust picks, out of line: the common call_base only forwards.
+[[gnu::noinline]] int call_base_adjusted(const BaseCall& base, const CollCall& call, const void* sendbuf,
+                                         void* recvbuf, MPI_Request* request) {
   MPI_Datatype type = call.recvtype;  // the one datatype of reductions and bcast (describe::one_type)
   MPI_Op op = call.op;
   half_substitute(call.kind, call.recvtype, call.op, &type, &op);
@@ -91,6 +87,15 @@ int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, v
     sendbuf = copy_of(recvbuf, elements, call.recvtype, contribution);
   }
   return base(sendbuf, recvbuf, request, type, op);
+}
+
+}  // namespace
+
+int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, void* recvbuf, MPI_Request* request) {
+  if (!base_call_may_adjust(call, sendbuf, request == nullptr)) {
+    return base(sendbuf, recvbuf, request, call.recvtype, call.op);
+  }
+  return call_base_adjusted(base, call, sendbuf, recvbuf, request);
 }
 
 int call_base_init(const BaseCall& init, const CollCall& call, MPI_Request* request) {

@@ -49,6 +49,20 @@ class BuffersOnlyBase final : public StagedBase {
   const BaseCall& base_;
 };
 
+// Whether call_base may hand the base MPI anything but the caller's arguments for `call` on these
+// buffers (`blocking`: no request), avoiding a defect of the base MPI: an fp16 type (any op, to
+// be safe), a one-rank allgatherv's displacement, or the in-place reduce and reduce_scatter of
+// blocking calls. False for every other call, which call_base then passes as it is; host calls
+// that go straight from their wrapper to the base MPI (collectives/host_direct.h) ask it too, so
+// the two cannot drift apart. Inline: folded per entry point.
+[[gnu::always_inline]] inline bool base_call_may_adjust(const CollCall& call, const void* sendbuf, bool blocking) {
+  if (call.recvtype == MPIX_C_FLOAT16) return true;
+  if (call.kind == CollKind::allgatherv) {
+    return sendbuf != MPI_IN_PLACE && call.rdispls.present() && call.rdispls[0] != 0;
+  }
+  return blocking && sendbuf == MPI_IN_PLACE && (call.kind == CollKind::reduce || call.kind == CollKind::reduce_scatter);
+}
+
 // Calls the base MPI for `call` on the given buffers. The datatype and op are the caller's, except
 // for fp16 reductions, which the base MPI cannot do itself (see half_reduction.h).
 int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, void* recvbuf,

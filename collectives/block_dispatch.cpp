@@ -126,7 +126,7 @@ Status verified(const StagedSides& sides, MPI_Comm comm, Status local) {
 
 }  // namespace
 
-int run_collective(const BlockCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
+int run_collective(const BlockCall& call, const BaseCall& base, Mode mode, MPI_Request* request, const HostDirect&) {
   if (base_checks_everything(call) && (host_only_process() || (!needs_layout(call) && !watched()))) {
     return call_base_unchanged(call, base, request);
   }
@@ -134,7 +134,7 @@ int run_collective(const BlockCall& call, const BaseCall& base, Mode mode, MPI_R
                  [&](const Status& status) { return fail(call.comm, mpi_name(call.kind), status, request); });
 }
 
-int run_blocking_collective(const BlockCall& call, const BaseCall& base, const BaseCall& nonblocking) {
+int run_blocking_collective(const BlockCall& call, const BaseCall& base, const BaseCall& nonblocking, const HostDirect&) {
   if (!config().polling_collectives) return run_collective(call, base);
   profile::CallTimer timing(profile::Form::blocking);  // the nonblocking call inside is part of it
   MPI_Request request = MPI_REQUEST_NULL;

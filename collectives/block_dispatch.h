@@ -16,16 +16,23 @@
 
 #include "collectives/base_call.h"
 #include "collectives/block_call.h"
+#include "collectives/host_direct.h"
 #include "runtime/requests.h"
 
 namespace mcrp {
 
+// The block collectives have no direct path (collectives/host_direct.h): the router checks their
+// MPI_IN_PLACE and arrays on every call, which MPICH 4.0.2 crashes on. So their wrappers never
+// look anything up, and the routing below takes their (empty) verdict only to share the wrappers.
+inline HostDirect host_direct(const BlockCall&, Mode) { return {}; }
+
 int run_collective(const BlockCall& call, const BaseCall& base, Mode mode = Mode::blocking,
-                   MPI_Request* request = nullptr);
+                   MPI_Request* request = nullptr, const HostDirect& wrapper = {});
 
 // Under MCRPMPI_POLLING_COLLECTIVES (or a device-only point-to-point setting, runtime/config.h) the
 // blocking form runs as the nonblocking one plus a polling library wait, as the routed ones do.
-int run_blocking_collective(const BlockCall& call, const BaseCall& base, const BaseCall& nonblocking);
+int run_blocking_collective(const BlockCall& call, const BaseCall& base, const BaseCall& nonblocking,
+                            const HostDirect& wrapper = {});
 
 // Persistent forms. In a process with CUDA every rank makes the library's persistent request, which
 // runs the nonblocking form through run_collective at each MPI_Start (memory kinds may differ per

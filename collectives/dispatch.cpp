@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "collectives/agreement.h"
+#include "collectives/host_direct.h"
 #include "collectives/nccl_types.h"
 #include "collectives/route.h"
 #include "collectives/stats.h"
@@ -34,38 +35,6 @@ struct LocalMemory {
   bool device = false;
   int ordinal = -1;
 };
-
-// The two buffer arguments as the caller passed them, located once per call (MPI_IN_PLACE is no
-// memory). Every significant side's base is one of them (collectives/layout.h), so when both are
-// host memory and their datatypes predefined the call is a host call whatever the significance,
-// and needs no layout to say so (a derived datatype may reach other memory: classify).
-// Locating an insignificant argument reads nothing through it: detection never dereferences.
-struct ArgumentMemory {
-  device::PointerInfo send, recv;
-
-  bool any_device() const {
-    return send.kind == device::MemoryKind::device || recv.kind == device::MemoryKind::device;
-  }
-  device::PointerInfo of(const void* base, const CollCall& call) const {
-    if (base == call.sendbuf) return send;
-    if (base == call.recvbuf) return recv;
-    return device::locate(base);
-  }
-};
-
-ArgumentMemory locate_arguments(const CollCall& call) {
-  auto where = [](const void* pointer) {
-    return pointer == MPI_IN_PLACE ? device::PointerInfo{} : device::locate(pointer);
-  };
-  return ArgumentMemory{where(call.sendbuf), where(call.recvbuf)};
-}
-
-// A buffer argument whose datatype is derived may hold data away from the pointer itself (MPI_BOTTOM
-// with absolute addresses), so locating the argument does not tell a host call; the layout must.
-bool data_may_lie_elsewhere(const CollCall& call) {
-  auto derived = [](MPI_Datatype type) { return is_datatype_handle(type) && !is_builtin_handle(type); };
-  return (call.sendbuf != MPI_IN_PLACE && derived(call.sendtype)) || derived(call.recvtype);
-}
 
 // Where each significant side's data starts (kept in the Prepared for the device views), and so
 // whether the call has device memory and on which device.
@@ -264,55 +233,6 @@ int guarded(const CollCall& call, MPI_Request* request, Fn&& body) {
   return mcrp::guarded(body, [&](const Status& status) { return fail(call, 0, status, request); });
 }
 
-// The counts arrays of a vector form, when the host checks need them: a NULL one (MPICH 4.0.2
-// dereferences it; significant or not is for the layout to say), large-count ones, or any with a
-// derived datatype (their counts may overflow; int counts of predefined datatypes, at most 32
-// bytes each, cannot, and MPICH checks their signs itself).
-bool counts_arrays_to_check(const CollCall& call) {
-  bool arrays_present = true, wide = false;
-  switch (call.kind) {
-    case CollKind::allgatherv:
-    case CollKind::gatherv:
-      arrays_present = call.recvcounts.present() && call.rdispls.present();
-      wide = call.recvcounts.wide();
-      break;
-    case CollKind::scatterv:
-      arrays_present = call.sendcounts.present() && call.sdispls.present();
-      wide = call.sendcounts.wide();
-      break;
-    case CollKind::reduce_scatter:
-      arrays_present = call.recvcounts.present();
-      wide = call.recvcounts.wide();
-      break;
-    case CollKind::alltoallv:
-      arrays_present =
-          call.sendcounts.present() && call.sdispls.present() && call.recvcounts.present() && call.rdispls.present();
-      wide = call.sendcounts.wide();
-      break;
-    default: return false;
-  }
-  return !arrays_present || wide || !is_builtin_handle(call.sendtype) || !is_builtin_handle(call.recvtype);
-}
-
-// MPI_IN_PLACE as the send buffer of an unrooted collective on an intracommunicator is the common,
-// allowed use (one query); any other MPI_IN_PLACE needs the layout to tell.
-bool in_place_to_check(const CollCall& call) {
-  if (call.recvbuf == MPI_IN_PLACE) return true;
-  if (call.sendbuf != MPI_IN_PLACE) return false;
-  int inter = 0;
-  return is_rooted(call.kind) || PMPI_Comm_test_inter(call.comm, &inter) != MPI_SUCCESS || inter != 0;
-}
-
-// A host call straight to the base MPI, unless it may hold what MPICH 4.0.2 does not check and
-// crashes on (see validate): a negative or large scalar count (one unsigned compare each),
-// MPI_IN_PLACE other than the common use, a vector form's NULL or large-count arrays. Then the
-// layout decides which of those are significant at all.
-bool needs_host_checks(const CollCall& call) {
-  return static_cast<std::uint64_t>(call.sendcount) >= static_cast<std::uint64_t>(kCheckedCount) ||
-         static_cast<std::uint64_t>(call.recvcount) >= static_cast<std::uint64_t>(kCheckedCount) ||
-         in_place_to_check(call) || counts_arrays_to_check(call);
-}
-
 // The checks of pass_through and the routing of run_collective are out of line: inlined, they
 // gave every host call their stack frames and saved registers.
 [[gnu::noinline]] int pass_through_checked(const CollCall& call, const BaseCall& base, MPI_Request* request) {
@@ -339,10 +259,20 @@ int pass_through(const CollCall& call, const BaseCall& base, MPI_Request* reques
 
 }  // namespace
 
-int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request) {
+ArgumentMemory locate_arguments(const void* sendbuf, const void* recvbuf) {
+  auto where = [](const void* pointer) {
+    return pointer == MPI_IN_PLACE ? device::PointerInfo{} : device::locate(pointer);
+  };
+  return ArgumentMemory{where(sendbuf), where(recvbuf)};
+}
+
+int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Request* request,
+                   const HostDirect& wrapper) {
   // A host-only process needs neither the settings nor the memory kinds (runtime/host_only.h).
   const bool host_only = host_only_process();
-  const ArgumentMemory arguments = host_only ? ArgumentMemory{} : locate_arguments(call);
+  const ArgumentMemory arguments = host_only          ? ArgumentMemory{}
+                                   : wrapper.located ? wrapper.memory
+                                                     : locate_arguments(call.sendbuf, call.recvbuf);
   // Statistics and the profile count host calls too, and verification must take part in every
   // collective.
   const auto watched = [] {
@@ -355,11 +285,12 @@ int run_collective(const CollCall& call, const BaseCall& base, Mode mode, MPI_Re
   return route_guarded(call, arguments, base, mode, request);
 }
 
-int run_blocking_collective(const CollCall& call, const BaseCall& base, const BaseCall& nonblocking) {
-  if (!config().polling_collectives) return run_collective(call, base);
+int run_blocking_collective(const CollCall& call, const BaseCall& base, const BaseCall& nonblocking,
+                            const HostDirect& wrapper) {
+  if (!config().polling_collectives) return run_collective(call, base, Mode::blocking, nullptr, wrapper);
   profile::CallTimer timing(profile::Form::blocking);  // the nonblocking call inside is part of it
   MPI_Request request = MPI_REQUEST_NULL;
-  const int rc = run_collective(call, nonblocking, Mode::nonblocking, &request);
+  const int rc = run_collective(call, nonblocking, Mode::nonblocking, &request, wrapper);
   profile::StepTimer waiting(profile::Step::wait);
   return rc != MPI_SUCCESS ? rc : wait_polling(&request, MPI_STATUS_IGNORE);
 }
@@ -391,7 +322,7 @@ int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCal
   return guarded(call, request, [&] {
     Prepared p;
     LocalMemory memory;
-    const ArgumentMemory arguments = locate_arguments(call);
+    const ArgumentMemory arguments = locate_arguments(call.sendbuf, call.recvbuf);
     if (!locate_call(call, arguments, p, &memory)) return init_base_persistent(init, call, request);
     // Persistent initialisation is collective: under MCRPMPI_VERIFY the ranks agree here, for host
     // requests too (their starts go to the base MPI unchecked). Where ranks disagree on memory

@@ -53,18 +53,4 @@ bool is_reduction(CollKind kind) {
   }
 }
 
-bool is_rooted(CollKind kind) {
-  switch (kind) {
-    case CollKind::reduce:
-    case CollKind::bcast:
-    case CollKind::gather:
-    case CollKind::gatherv:
-    case CollKind::scatter:
-    case CollKind::scatterv:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace mcrp

@@ -30,6 +30,10 @@ bool parse_kind(const char* text, CollKind* kind);
 // Reductions combine data with an MPI_Op; the others only move bytes.
 bool is_reduction(CollKind kind);
 // Rooted collectives have buffers that are significant only at (or only away from) the root.
-bool is_rooted(CollKind kind);
+// Inline: the host calls' direct test (collectives/host_direct.h) folds it per entry point.
+constexpr bool is_rooted(CollKind kind) {
+  return kind == CollKind::reduce || kind == CollKind::bcast || kind == CollKind::gather ||
+         kind == CollKind::gatherv || kind == CollKind::scatter || kind == CollKind::scatterv;
+}
 
 }  // namespace mcrp

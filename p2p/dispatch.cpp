@@ -52,14 +52,6 @@ bool prepare_types(P2PPrepared& p) {
   return true;
 }
 
-// MPICH 4.0.2 does not check count * extent for overflow (it moves nothing and succeeds, or
-// crashes), so the library does, like the base MPI's own argument checks whatever the peer (even
-// MPI_PROC_NULL): only counts from kCheckedCount up, which need datatype queries. An invalid
-// datatype stays the base MPI's to report.
-bool has_large_count(const P2PCall& call) {
-  return (call.sends() && call.sendcount >= kCheckedCount) || (call.receives() && call.recvcount >= kCheckedCount);
-}
-
 Status check_large_counts(const P2PCall& call) {
   const struct {
     bool used;
@@ -85,18 +77,30 @@ bool may_be_device(const void* buffer, MPI_Datatype type) {
   return !is_builtin_handle(type) || device::locate(buffer).kind == device::MemoryKind::device;
 }
 
+}  // namespace
+
+P2PVerdict host_sides(const void* sendbuf, MPI_Datatype sendtype, const void* recvbuf, MPI_Datatype recvtype,
+                      bool blocking) {
+  if (profile::enabled() || config().verify) return P2PVerdict::routed;
+  if (!device::cuda_available()) return P2PVerdict::direct;
+  if (engines_exist()) return P2PVerdict::routed;
+  if (blocking && background_work_pending()) return P2PVerdict::unknown;
+  const bool host = !may_be_device(sendbuf, sendtype) && !may_be_device(recvbuf, recvtype);
+  return host ? P2PVerdict::direct : P2PVerdict::routed;
+}
+
+namespace {
+
 // Whether the call goes to the base MPI as it is, decided before the call is described (that
-// allocates): a host-only process (runtime/host_only.h), no CUDA, or neither buffer in device memory, while nothing else must see host calls
-// (the profile counts them, MCRPMPI_VERIFY checks their memory, an asserted communicator refuses
-// them and a library message is received only by the protocol). The common case, every host
-// program on a GPU machine, costs two memory-kind lookups (device/host_regions.h).
-bool plainly_host(const P2PCall& call) {
+// allocates), unless its wrapper already found it routed (host_direct, p2p/dispatch.h). The common
+// case, every host program on a GPU machine, costs two memory-kind lookups (device/host_regions.h),
+// made by the wrapper.
+bool plainly_host(const P2PCall& call, P2PVerdict wrapper) {
   if (host_only_process()) return true;
-  if (profile::enabled() || config().verify) return false;
-  if (!device::cuda_available()) return true;
-  if (engines_exist()) return false;
-  return !(call.sends() && may_be_device(call.sendbuf, call.sendtype)) &&
-         !(call.receives() && may_be_device(call.recvbuf, call.recvtype));
+  if (wrapper == P2PVerdict::routed) return false;
+  return host_sides(call.sends() ? call.sendbuf : nullptr, call.sends() ? call.sendtype : MPI_BYTE,
+                    call.receives() ? call.recvbuf : nullptr, call.receives() ? call.recvtype : MPI_BYTE,
+                    false) == P2PVerdict::direct;
 }
 
 // MCRPMPI_VERIFY=1: the memory behind each significant side holds what the call covers (a device
@@ -249,24 +253,28 @@ int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* 
 
 }  // namespace
 
-int run_p2p(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status) {
+int run_p2p(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* request, MPI_Status* status,
+            P2PVerdict wrapper) {
   if (has_large_count(call)) {
     const Status checked = check_large_counts(call);
     if (!checked.ok()) return fail(call, checked, request);
   }
-  if (plainly_host(call)) return base(call.sendbuf, call.recvbuf, request, status);
+  if (plainly_host(call, wrapper)) return base(call.sendbuf, call.recvbuf, request, status);
   return route_guarded(call, base, mode, request, status);
 }
 
-int run_blocking_p2p(const P2PCall& call, const P2PBaseCall& base, const P2PBaseCall& nonblocking, MPI_Status* status) {
+int run_blocking_p2p(const P2PCall& call, const P2PBaseCall& base, const P2PBaseCall& nonblocking, MPI_Status* status,
+                     P2PVerdict wrapper) {
   // Background work needs CUDA: a host-only process never has any.
-  if (host_only_process() || !background_work_pending()) return run_p2p(call, base, Mode::blocking, nullptr, status);
+  if (host_only_process() || !background_work_pending()) {
+    return run_p2p(call, base, Mode::blocking, nullptr, status, wrapper);
+  }
   profile::CallTimer timing(profile::Form::blocking);  // the nonblocking call inside is part of it
   // MPICH 4.0.2 completes a nonblocking receive from MPI_PROC_NULL with source 0 and tag 0; the
   // blocking call owes the standard's status (README "Base-MPI defects").
   const bool from_proc_null = call.receives_from_proc_null();  // before the Mrecv resets its handle
   MPI_Request request = MPI_REQUEST_NULL;
-  const int rc = run_p2p(call, nonblocking, Mode::nonblocking, &request, MPI_STATUS_IGNORE);
+  const int rc = run_p2p(call, nonblocking, Mode::nonblocking, &request, MPI_STATUS_IGNORE, wrapper);
   profile::StepTimer waiting(profile::Step::wait);
   const int waited = rc != MPI_SUCCESS ? rc : wait_one(&request, status);
   if (waited == MPI_SUCCESS && from_proc_null && status != MPI_STATUS_IGNORE) {

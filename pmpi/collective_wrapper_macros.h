@@ -17,21 +17,35 @@
 #define MCRP_BASE_LAMBDA(PNAME, ARGS, ...) \
   [&](MCRP_BASE_PARAMETERS) { return PNAME(MCRP_UNPAREN ARGS __VA_ARGS__); }
 
+// Blocking and nonblocking forms first ask mcrp::host_direct (collectives/host_direct.h) whether
+// the call may go straight to the base MPI; if not, routed_<NAME> hands it to the router with what
+// host_direct found. The direct path is a tail call and pays no stack frame for the routed one.
 // Blocking forms also hand over the nonblocking entry point, for when they must not block inside
 // the base MPI (mcrp::run_blocking_collective).
-#define MCRP_BLOCKING_WRAPPER(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)                                  \
-  extern "C" int NAME(MCRP_UNPAREN PARAMS) {                                                             \
-    auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, );                                                       \
-    auto nonblocking = MCRP_BASE_LAMBDA(P##NONBLOCKING_NAME, ARGS, , request);                           \
-    return mcrp::run_blocking_collective(mcrp::describe::kind ARGS, mcrp::BaseCall(base),                \
-                                         mcrp::BaseCall(nonblocking));                                   \
+#define MCRP_BLOCKING_WRAPPER(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)                                \
+  [[gnu::noinline]] static int routed_##NAME(MCRP_UNPAREN PARAMS, mcrp::HostDirect wrapper) {          \
+    auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, );                                                     \
+    auto nonblocking = MCRP_BASE_LAMBDA(P##NONBLOCKING_NAME, ARGS, , request);                         \
+    return mcrp::run_blocking_collective(mcrp::describe::kind ARGS, mcrp::BaseCall(base),              \
+                                         mcrp::BaseCall(nonblocking), wrapper);                        \
+  }                                                                                                    \
+  extern "C" int NAME(MCRP_UNPAREN PARAMS) {                                                           \
+    const mcrp::HostDirect verdict = mcrp::host_direct(mcrp::describe::kind ARGS, mcrp::Mode::blocking); \
+    if (verdict.direct) return P##NAME ARGS;                                                           \
+    return routed_##NAME(MCRP_UNPAREN ARGS, verdict);                                                  \
   }
 
-#define MCRP_NONBLOCKING_WRAPPER(NAME, kind, PARAMS, ARGS)                                                    \
-  extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Request* request) {                                           \
-    auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, , request);                                                  \
+#define MCRP_NONBLOCKING_WRAPPER(NAME, kind, PARAMS, ARGS)                                                  \
+  [[gnu::noinline]] static int routed_##NAME(MCRP_UNPAREN PARAMS, MPI_Request* request,                 \
+                                             mcrp::HostDirect wrapper) {                                 \
+    auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, , request);                                              \
     return mcrp::run_collective(mcrp::describe::kind ARGS, mcrp::BaseCall(base), mcrp::Mode::nonblocking, \
-                                request);                                                                    \
+                                request, wrapper);                                                       \
+  }                                                                                                        \
+  extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Request* request) {                                         \
+    const mcrp::HostDirect verdict = mcrp::host_direct(mcrp::describe::kind ARGS, mcrp::Mode::nonblocking); \
+    if (verdict.direct) return P##NAME(MCRP_UNPAREN ARGS, request);                                        \
+    return routed_##NAME(MCRP_UNPAREN ARGS, request, verdict);                                             \
   }
 
 // Persistent forms also hand over the nonblocking entry point, captured by value: a device-buffer

@@ -28,29 +28,46 @@
     return call;                                       \
   }()
 
-// Blocking forms (receiving ones end with the status) also hand over the nonblocking entry point,
-// for when they must not block inside the base MPI (mcrp::run_blocking_p2p).
-#define MCRP_P2P_BLOCKING_0(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)                               \
-  extern "C" int NAME(MCRP_UNPAREN PARAMS) {                                                        \
-    auto base = MCRP_P2P_BASE_LAMBDA(P##NAME, ARGS, );                                              \
-    auto nonblocking = MCRP_P2P_BASE_LAMBDA(P##NONBLOCKING_NAME, ARGS, , request);                  \
-    return mcrp::run_blocking_p2p(MCRP_P2P_CALL(NAME, kind, ARGS), mcrp::P2PBaseCall(base),         \
-                                  mcrp::P2PBaseCall(nonblocking), MPI_STATUS_IGNORE);               \
-  }
-#define MCRP_P2P_BLOCKING_1(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)                               \
-  extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Status* status) {                                    \
-    auto base = MCRP_P2P_BASE_LAMBDA(P##NAME, ARGS, , status);                                      \
-    auto nonblocking = MCRP_P2P_BASE_LAMBDA(P##NONBLOCKING_NAME, ARGS, , request);                  \
-    return mcrp::run_blocking_p2p(MCRP_P2P_CALL(NAME, kind, ARGS), mcrp::P2PBaseCall(base),         \
-                                  mcrp::P2PBaseCall(nonblocking), status);                          \
+// Blocking and nonblocking forms first ask mcrp::host_direct (p2p/dispatch.h) whether the call may
+// go straight to the base MPI; if not, routed_<NAME> hands it to the router with what host_direct
+// found. The direct path is a tail call and pays no stack frame for the routed one. Blocking forms
+// (receiving ones end with the status) also hand over the nonblocking entry point, for when they
+// must not block inside the base MPI (mcrp::run_blocking_p2p).
+#define MCRP_P2P_DIRECT_OR_ROUTED(NAME, kind, ARGS, blocking, SIGNATURE, CALL_ARGS)      \
+  extern "C" int NAME SIGNATURE {                                                       \
+    const mcrp::P2PVerdict verdict = mcrp::host_direct(mcrp::p2p_describe::kind ARGS, blocking); \
+    if (verdict == mcrp::P2PVerdict::direct) return P##NAME CALL_ARGS;                  \
+    return routed_##NAME(MCRP_UNPAREN CALL_ARGS, verdict);                              \
   }
 
+#define MCRP_P2P_BLOCKING_0(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)                                   \
+  [[gnu::noinline]] static int routed_##NAME(MCRP_UNPAREN PARAMS, mcrp::P2PVerdict verdict) {           \
+    auto base = MCRP_P2P_BASE_LAMBDA(P##NAME, ARGS, );                                                  \
+    auto nonblocking = MCRP_P2P_BASE_LAMBDA(P##NONBLOCKING_NAME, ARGS, , request);                      \
+    return mcrp::run_blocking_p2p(MCRP_P2P_CALL(NAME, kind, ARGS), mcrp::P2PBaseCall(base),             \
+                                  mcrp::P2PBaseCall(nonblocking), MPI_STATUS_IGNORE, verdict);          \
+  }                                                                                                     \
+  MCRP_P2P_DIRECT_OR_ROUTED(NAME, kind, ARGS, true, PARAMS, ARGS)
+#define MCRP_P2P_BLOCKING_1(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)                                   \
+  [[gnu::noinline]] static int routed_##NAME(MCRP_UNPAREN PARAMS, MPI_Status* status,                   \
+                                             mcrp::P2PVerdict verdict) {                                \
+    auto base = MCRP_P2P_BASE_LAMBDA(P##NAME, ARGS, , status);                                          \
+    auto nonblocking = MCRP_P2P_BASE_LAMBDA(P##NONBLOCKING_NAME, ARGS, , request);                      \
+    return mcrp::run_blocking_p2p(MCRP_P2P_CALL(NAME, kind, ARGS), mcrp::P2PBaseCall(base),             \
+                                  mcrp::P2PBaseCall(nonblocking), status, verdict);                     \
+  }                                                                                                     \
+  MCRP_P2P_DIRECT_OR_ROUTED(NAME, kind, ARGS, true, (MCRP_UNPAREN PARAMS, MPI_Status* status),         \
+                            (MCRP_UNPAREN ARGS, status))
+
 #define MCRP_P2P_NONBLOCKING(NAME, kind, PARAMS, ARGS)                                                    \
-  extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Request* request) {                                        \
-    auto base = MCRP_P2P_BASE_LAMBDA(P##NAME, ARGS, , request);                                           \
+  [[gnu::noinline]] static int routed_##NAME(MCRP_UNPAREN PARAMS, MPI_Request* request,                 \
+                                             mcrp::P2PVerdict verdict) {                                \
+    auto base = MCRP_P2P_BASE_LAMBDA(P##NAME, ARGS, , request);                                         \
     return mcrp::run_p2p(MCRP_P2P_CALL(NAME, kind, ARGS), mcrp::P2PBaseCall(base), mcrp::Mode::nonblocking, \
-                         request, MPI_STATUS_IGNORE);                                                     \
-  }
+                         request, MPI_STATUS_IGNORE, verdict);                                          \
+  }                                                                                                     \
+  MCRP_P2P_DIRECT_OR_ROUTED(NAME, kind, ARGS, false, (MCRP_UNPAREN PARAMS, MPI_Request* request),      \
+                            (MCRP_UNPAREN ARGS, request))
 
 // Persistent forms also hand over the nonblocking entry point, captured by value: a device-buffer
 // persistent request starts it (through the router) at every MPI_Start, long after this returns.
