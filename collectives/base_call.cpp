@@ -49,7 +49,7 @@ bool one_rank_allgatherv_ignores_displacement() {
 // The receive buffer to hand the base MPI for `call`: recvbuf, or where the block belongs when the
 // base MPI would ignore its displacement.
 void* allgatherv_target(const CollCall& call, const void* sendbuf, void* recvbuf) {
-  if (call.kind != CollKind::allgatherv || !base_call_may_adjust(call, sendbuf, false)) return recvbuf;
+  if (!allgatherv_displaced(call, sendbuf)) return recvbuf;
   int size = 0, inter = 0;
   if (PMPI_Comm_size(call.comm, &size) != MPI_SUCCESS || size != 1) return recvbuf;
   if (PMPI_Comm_test_inter(call.comm, &inter) != MPI_SUCCESS || inter != 0) return recvbuf;

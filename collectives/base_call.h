@@ -49,17 +49,21 @@ class BuffersOnlyBase final : public StagedBase {
   const BaseCall& base_;
 };
 
+// An allgatherv whose first block does not start at recvbuf, not in place: MPICH 4.0.2 puts it at
+// recvbuf on a one-rank communicator (call_base then moves recvbuf where that rank's probe shows it).
+[[gnu::always_inline]] inline bool allgatherv_displaced(const CollCall& call, const void* sendbuf) {
+  return call.kind == CollKind::allgatherv && sendbuf != MPI_IN_PLACE && call.rdispls.present() &&
+         call.rdispls[0] != 0;
+}
+
 // Whether call_base may hand the base MPI anything but the caller's arguments for `call` on these
 // buffers (`blocking`: no request), avoiding a defect of the base MPI: an fp16 type (any op, to
-// be safe), a one-rank allgatherv's displacement, or the in-place reduce and reduce_scatter of
-// blocking calls. False for every other call, which call_base then passes as it is; host calls
-// that go straight from their wrapper to the base MPI (collectives/host_direct.h) ask it too, so
-// the two cannot drift apart. Inline: folded per entry point.
+// be safe), a displaced allgatherv, or the in-place reduce and reduce_scatter of blocking calls.
+// False for every other call, which call_base then passes as it is; host calls that go straight
+// from their wrapper to the base MPI (collectives/host_direct.h) ask it too, so the two cannot
+// drift apart. Inline: folded per entry point.
 [[gnu::always_inline]] inline bool base_call_may_adjust(const CollCall& call, const void* sendbuf, bool blocking) {
-  if (call.recvtype == MPIX_C_FLOAT16) return true;
-  if (call.kind == CollKind::allgatherv) {
-    return sendbuf != MPI_IN_PLACE && call.rdispls.present() && call.rdispls[0] != 0;
-  }
+  if (call.recvtype == MPIX_C_FLOAT16 || allgatherv_displaced(call, sendbuf)) return true;
   return blocking && sendbuf == MPI_IN_PLACE && (call.kind == CollKind::reduce || call.kind == CollKind::reduce_scatter);
 }
 

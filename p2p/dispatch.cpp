@@ -98,9 +98,7 @@ namespace {
 bool plainly_host(const P2PCall& call, P2PVerdict wrapper) {
   if (host_only_process()) return true;
   if (wrapper == P2PVerdict::routed) return false;
-  return host_sides(call.sends() ? call.sendbuf : nullptr, call.sends() ? call.sendtype : MPI_BYTE,
-                    call.receives() ? call.recvbuf : nullptr, call.receives() ? call.recvtype : MPI_BYTE,
-                    false) == P2PVerdict::direct;
+  return host_sides(call, false) == P2PVerdict::direct;
 }
 
 // MCRPMPI_VERIFY=1: the memory behind each significant side holds what the call covers (a device

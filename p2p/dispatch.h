@@ -38,17 +38,20 @@ enum class P2PVerdict : std::uint8_t {
 // (run_blocking_p2p decides). Two memory-kind lookups (device/host_regions.h).
 P2PVerdict host_sides(const void* sendbuf, MPI_Datatype sendtype, const void* recvbuf, MPI_Datatype recvtype,
                       bool blocking);
+// The same for the sides `call` has. Inline: each entry point folds the sides it does not have.
+[[gnu::always_inline]] inline P2PVerdict host_sides(const P2PCall& call, bool blocking) {
+  return host_sides(call.sends() ? call.sendbuf : nullptr, call.sends() ? call.sendtype : MPI_BYTE,
+                    call.receives() ? call.recvbuf : nullptr, call.receives() ? call.recvtype : MPI_BYTE, blocking);
+}
 
 // Whether a blocking or nonblocking call may go from its wrapper straight to the base MPI with the
 // caller's own arguments: in a host-only process (runtime/host_only.h) any call without a count
-// the library checks, else as host_sides says. Inline, so each entry point folds the sides it does
-// not have; the router, the type-erased base call and their frames cost about 100 instructions a
-// host call.
+// the library checks, else as host_sides says. Inline: the router, the type-erased base call and
+// their frames cost about 100 instructions a host call.
 [[gnu::always_inline]] inline P2PVerdict host_direct(const P2PCall& call, bool blocking) {
   if (has_large_count(call)) return P2PVerdict::unknown;
   if (host_only_process()) return P2PVerdict::direct;
-  return host_sides(call.sends() ? call.sendbuf : nullptr, call.sends() ? call.sendtype : MPI_BYTE,
-                    call.receives() ? call.recvbuf : nullptr, call.receives() ? call.recvtype : MPI_BYTE, blocking);
+  return host_sides(call, blocking);
 }
 
 // Blocking and nonblocking forms. `status` is the blocking receive's (MPI_STATUS_IGNORE otherwise);

@@ -8,7 +8,6 @@
 
 #include "collectives/call.h"
 #include "collectives/dispatch.h"
-#include "collectives/host_direct.h"
 #include "pmpi/collective_wrapper_macros.h"
 
 #define MCRP_IF_LARGE_0(...)
