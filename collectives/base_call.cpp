@@ -77,6 +77,11 @@ const void* copy_of(const void* buffer, MPI_Count count, MPI_Datatype type, std:
   MPI_Op op = call.op;
   half_substitute(call.kind, call.recvtype, call.op, &type, &op);
   recvbuf = allgatherv_target(call, sendbuf, recvbuf);
+  int started = MPI_SUCCESS;
+  if (intercomm_nonblocking_bcast(call, request == nullptr) &&
+      start_intercomm_bcast(call, recvbuf, type, request, &started)) {
+    return started;
+  }
   // The defects avoided below concern blocking in-place calls only; the rest pass as they are.
   // Blocking only: a nonblocking or persistent call would need the copy to outlive this frame.
   if (request != nullptr || sendbuf != MPI_IN_PLACE) return base(sendbuf, recvbuf, request, type, op);

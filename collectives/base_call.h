@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "collectives/call.h"
+#include "collectives/intercomm_bcast.h"
 #include "runtime/profile.h"
 #include "runtime/staged_sides.h"
 
@@ -58,12 +59,14 @@ class BuffersOnlyBase final : public StagedBase {
 
 // Whether call_base may hand the base MPI anything but the caller's arguments for `call` on these
 // buffers (`blocking`: no request), avoiding a defect of the base MPI: an fp16 type (any op, to
-// be safe), a displaced allgatherv, or the in-place reduce and reduce_scatter of blocking calls.
+// be safe), a displaced allgatherv, the in-place reduce and reduce_scatter of blocking calls, or a
+// nonblocking bcast on an intercommunicator (another collective of the base MPI's instead).
 // False for every other call, which call_base then passes as it is; host calls that go straight
 // from their wrapper to the base MPI (collectives/host_direct.h) ask it too, so the two cannot
 // drift apart. Inline: folded per entry point.
 [[gnu::always_inline]] inline bool base_call_may_adjust(const CollCall& call, const void* sendbuf, bool blocking) {
   if (call.recvtype == MPIX_C_FLOAT16 || allgatherv_displaced(call, sendbuf)) return true;
+  if (intercomm_nonblocking_bcast(call, blocking)) return true;
   return blocking && sendbuf == MPI_IN_PLACE && (call.kind == CollKind::reduce || call.kind == CollKind::reduce_scatter);
 }
 

@@ -311,9 +311,12 @@ int init_base_persistent(const BaseCall& init, const CollCall& call, MPI_Request
 // aborts in MPI_Wait. Their nonblocking forms are right, so the library owns these requests on host
 // buffers too and starts the nonblocking form each time. Decided by the collective alone, the same
 // on every rank (rule 1), and on every base MPI: no probe could tell a right one without
-// communicating, and MPICH 5 (right) loses only its persistent schedule reuse.
-bool base_persistent_unreliable(CollKind kind) {
-  return kind == CollKind::gather || kind == CollKind::allgather || kind == CollKind::scatter;
+// communicating, and MPICH 5 (right) loses only its persistent schedule reuse. The same for bcast
+// on an intercommunicator, whose nonblocking form the library replaces on every base MPI
+// (collectives/intercomm_bcast.h): the base's persistent one there delivers nothing or hangs.
+bool base_persistent_unreliable(CollKind kind, bool intercomm) {
+  return kind == CollKind::gather || kind == CollKind::allgather || kind == CollKind::scatter ||
+         (kind == CollKind::bcast && intercomm);
 }
 
 }  // namespace
@@ -330,7 +333,8 @@ int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCal
     // base MPI's nonblocking form (a base persistent request would match none of them).
     bool memory_disagrees = false;
     Status status = checked(p, memory.device, &memory_disagrees);
-    const bool library_request = memory.device || memory_disagrees || base_persistent_unreliable(call.kind);
+    const bool library_request =
+        memory.device || memory_disagrees || base_persistent_unreliable(call.kind, p.self.inter);
     if (status.ok() && library_request) {
       // Each MPI_Start runs the call through the router again, as its nonblocking form.
       PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {

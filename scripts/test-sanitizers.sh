@@ -18,8 +18,8 @@ build=${MCRPMPI_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 targets="mcrpmpi mcrpmpi_unit_tests mcrpmpi_pool_tests mcrpmpi_memory_check_tests test_p2p_linked test_staged_pipeline test_thread_stress
          test_ignored_arguments_linked test_verify_agreement test_bad_input_linked
          mcrpmpi_fake_nccl mcrpmpi_gpu_collectives test_stuck_peer test_sessions test_p2p_idle_member
-         test_block_collectives_linked test_local_calls_linked test_attached_buffer_linked"
-tests='^mpi\.(p2p\.asserted\.np[23]|p2p\.asserted\.small_chunks\.np3|p2p\.fake_device\.np[23]|staged_pipeline\.fake_device\.np[23]|thread_stress\.fake-device\.np2|ignored_arguments\.fake_device\.np[23]|verify_agreement\.fake_device\.np3|bad_input\.fake_device\.np[23]|sessions\.fake_device\.np2|block_collectives\.(fake_device\.np3|mixed\.np3|host\.np3)|local_calls\.(fake_device|host)\.np2|attached_buffer\.fake_device\.np2|fake_nccl\.(collectives\.np3|p2p_asserted\.np2|thread_stress\.np2|stuck_peer\.np2|sessions\.np2|p2p_idle_member\.np3)|async_device\.(p2p_asserted\.small_chunks\.np3|collectives\.nccl\.np2)|stream_order\.p2p\.async\.np3)$'
+         test_block_collectives_linked test_local_calls_linked test_attached_buffer_linked test_intercomm_bcast_linked"
+tests='^mpi\.(p2p\.asserted\.np[23]|p2p\.asserted\.small_chunks\.np3|p2p\.fake_device\.np[23]|staged_pipeline\.fake_device\.np[23]|thread_stress\.fake-device\.np2|ignored_arguments\.fake_device\.np[23]|verify_agreement\.fake_device\.np3|bad_input\.fake_device\.np[23]|sessions\.fake_device\.np2|block_collectives\.(fake_device\.np3|mixed\.np3|host\.np3)|local_calls\.(fake_device|host)\.np2|attached_buffer\.fake_device\.np2|intercomm_bcast\.(fake_device|host)\.np4|fake_nccl\.(collectives\.np3|p2p_asserted\.np2|thread_stress\.np2|stuck_peer\.np2|sessions\.np2|p2p_idle_member\.np3)|async_device\.(p2p_asserted\.small_chunks\.np3|collectives\.nccl\.np2)|stream_order\.p2p\.async\.np3)$'
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCRPMPI_SANITIZE=address,undefined >/dev/null
 # shellcheck disable=SC2086
 cmake --build "$build" -j "$(nproc)" --target $targets

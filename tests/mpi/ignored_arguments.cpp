@@ -14,8 +14,16 @@ constexpr MPI_Datatype kBadType = MPI_DATATYPE_NULL;
 // Distinct value sources across the two groups of an intercommunicator.
 int key_of(int group, int rank) { return group * 16 + rank; }
 
-int value(int key, MPI_Count i) { return value_of<int>(key, i); }
-int block(int from_key, int to_key, MPI_Count i) { return block_value<int>(from_key, to_key, i); }
+// Every case's values differ from the previous case's, so a result left in a buffer the library
+// reuses (a staging image from its pool) cannot pass for a call that delivered nothing: that hid
+// MPICH's nonblocking intercommunicator bcast defect on the fake device while the blocking form ran
+// right before it. Counted per communicator, whose members all build the same cases in the same
+// order (ranks of different split groups do not).
+int g_case_salt = 0;
+MPI_Comm g_salted_comm = MPI_COMM_NULL;
+int salted(int key) { return key + 64 * g_case_salt; }
+int value(int key, MPI_Count i) { return value_of<int>(salted(key), i); }
+int block(int from_key, int to_key, MPI_Count i) { return block_value<int>(salted(from_key), to_key, i); }
 
 // Per-sender counts of the v-collectives: uneven, and zero for some senders.
 MPI_Count varied(MPI_Count n, int key) { return n == 0 || key % 3 == 1 ? 0 : n + key % 4; }
@@ -519,6 +527,11 @@ std::unique_ptr<Case> build_case(Coll coll, const CaseComm& comm, const Variant&
   if (comm.inter && scan) return c;
   if (!is_rooted(coll) && (v.root != 0 || v.root_group != 0)) return c;  // one root value suffices
   c->applicable = true;
+  if (comm.comm != g_salted_comm) {
+    g_salted_comm = comm.comm;
+    g_case_salt = 0;
+  }
+  g_case_salt = (g_case_salt + 1) % 1000;
   Builder b(comm, v, space, *c);
   switch (coll) {
     case Coll::Allreduce: allreduce(b); break;
