@@ -230,6 +230,17 @@ void tags_out_of_order(const Env& e) {
 }
 
 // ---- MPI_ANY_SOURCE + MPI_ANY_TAG: several messages per sender, non-overtaking per sender ----
+// A sender's sends may complete before rank 0 has received them (eager and inline messages), so
+// without a barrier at the end a sender could go on to the next section and send rank 0 a message
+// that one of its wildcard receives, still waiting for another sender's message, then matches (as
+// MPI allows): rank 1's head-to-head message of 16 MiB, taken here as "message 4" (truncated), and
+// the head-to-head exchange then waited for it until the test's timeout (3 ranks on the device-only
+// path, whose inline sends complete at once: mpi.fake_nccl.p2p_asserted.mixed_channels.np3 in the
+// fresh-clone CI run of 2026-11-26, which printed that failure; two timeouts in a local run before).
+// With rank 2's sends delayed by 300 ms (a temporary edit) that run hangs every time without the
+// barrier and passes with it.
+void section_end(const Env& e) { MPI_Barrier(e.comm); }
+
 void wildcards_keep_order(const Env& e) {
   constexpr int kPerSender = 4;
   const MPI_Count n = 64;
@@ -241,6 +252,7 @@ void wildcards_keep_order(const Env& e) {
       MPI_Isend_c(outs.back()->data(), n, MPI_INT, 0, 100 + k, e.comm, &sends[k]);
     }
     MPI_Waitall(kPerSender, sends.data(), MPI_STATUSES_IGNORE);
+    section_end(e);
     return;
   }
   std::vector<int> next(static_cast<std::size_t>(e.size), 100);  // per sender: the tag due next
@@ -258,6 +270,7 @@ void wildcards_keep_order(const Env& e) {
       ++next[src];
     }
   }
+  section_end(e);
 }
 
 // ---- a head-to-head blocking exchange (Sendrecv) and a nonblocking one, largest size ----
