@@ -77,8 +77,10 @@ const void* copy_of(const void* buffer, MPI_Count count, MPI_Datatype type, std:
   MPI_Op op = call.op;
   half_substitute(call.kind, call.recvtype, call.op, &type, &op);
   recvbuf = allgatherv_target(call, sendbuf, recvbuf);
+  // A nonblocking bcast here is an fp16 one or one on an intercommunicator (base_call_may_adjust);
+  // start_intercomm_bcast tells which itself, so the communicator is not asked twice.
   int started = MPI_SUCCESS;
-  if (intercomm_nonblocking_bcast(call, request == nullptr) &&
+  if (call.kind == CollKind::bcast && request != nullptr &&
       start_intercomm_bcast(call, recvbuf, type, request, &started)) {
     return started;
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tests/mpi/check.h"
+#include "tests/mpi/intercomm_ibcast_probe.h"
 #include "tests/mpi/memory_spaces.h"
 
 namespace {
@@ -82,20 +83,6 @@ int issue(Form form, void* buffer, MPI_Count n, MPI_Datatype type, int root, MPI
     case Form::persistent_c: return MPI_Bcast_init_c(buffer, n, type, root, comm, MPI_INFO_NULL, request);
   }
   return MPI_ERR_ARG;
-}
-
-// MPICH 4.0.2's defect, probed with the base MPI alone on `inter`: a nonblocking bcast from rank 1
-// of group 0 that leaves the receivers' buffers as they were.
-bool base_drops_nonzero_root(const Inter& inter) {
-  if (inter.group_size[0] < 2) return false;
-  int data = inter.group == 0 && inter.rank == 1 ? 42 : -1;
-  MPI_Request request = MPI_REQUEST_NULL;
-  PMPI_Ibcast(&data, 1, MPI_INT, inter.root_argument(0, 1), inter.comm, &request);
-  PMPI_Wait(&request, MPI_STATUS_IGNORE);
-  const int wrong = inter.group == 1 && data != 42 ? 1 : 0;
-  int anywhere = 0;
-  PMPI_Allreduce(&wrong, &anywhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return anywhere != 0;
 }
 
 class IntercommBcastTest {
@@ -265,7 +252,8 @@ int main(int argc, char** argv) {
     MPI_Comm_rank(half, &inter.rank);
     MPI_Comm_size(half, &inter.group_size[inter.group]);
     MPI_Comm_remote_size(inter.comm, &inter.group_size[1 - inter.group]);
-    const bool base_defect = base_drops_nonzero_root(inter);
+    const bool base_defect =
+        mcrp_test::base_ibcast_drops_nonzero_root(inter.comm, inter.group, inter.rank, inter.group_size[0]);
     const bool library = MPIX_Query_cuda_support() == 1;  // the library answers 1, MPICH 0
     if (world_rank == 0) {
       std::printf("base MPI %s the nonblocking bcast from rank 1 of a group; library %s\n",
