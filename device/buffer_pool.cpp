@@ -121,20 +121,28 @@ struct Taken {
   std::size_t capacity;
 };
 
-// Takes the largest idle block of `shelves` off the pool (from `cached` to `freeing`); false when
-// there is none. The largest, as blocks bigger than the limit must go anyway and each free costs a
-// device synchronization. Called with the pool's lock held.
-bool take_largest(Pool& p, Shelves& shelves, BufferKind kind, int device, Taken* taken) {
-  for (std::size_t k = shelves.size(); k-- > 0;) {
+// Takes one idle block of `shelves` off the pool (from `cached` to `freeing`) to free `excess` bytes:
+// the smallest block that covers the excess, else the largest (and the caller comes back for more);
+// false when there is none. The smallest that covers it, so that a program whose working set sits
+// right at the limit gives up a small block rather than one of the large ones it needs again next
+// time: osu_bw's 64 messages of 4 MiB are 256 MiB of staging blocks, the pinned default, and with the
+// largest freed first every iteration freed and allocated one of them again (cudaFreeHost waits for
+// the whole device). Whatever is freed, one free usually suffices: each costs a device
+// synchronization. Called with the pool's lock held.
+bool take_for_excess(Pool& p, Shelves& shelves, BufferKind kind, int device, std::size_t excess, Taken* taken) {
+  std::size_t chosen = shelves.size();
+  for (std::size_t k = 0; k < shelves.size(); ++k) {
     if (shelves[k].empty()) continue;
-    *taken = Taken{shelves[k].back(), kind, device, std::size_t{1} << k};
-    shelves[k].pop_back();
-    PoolUsage& usage = usage_of(p, kind);
-    usage.cached -= taken->capacity;
-    usage.freeing += taken->capacity;
-    return true;
+    chosen = k;  // ends as the largest non-empty shelf unless one covers the excess first
+    if ((std::size_t{1} << k) >= excess) break;
   }
-  return false;
+  if (chosen == shelves.size()) return false;
+  *taken = Taken{shelves[chosen].back(), kind, device, std::size_t{1} << chosen};
+  shelves[chosen].pop_back();
+  PoolUsage& usage = usage_of(p, kind);
+  usage.cached -= taken->capacity;
+  usage.freeing += taken->capacity;
+  return true;
 }
 
 void free_taken(const std::vector<Taken>& taken) {
@@ -149,18 +157,20 @@ void free_in_background(BufferKind kind, int device, char* block, std::size_t ca
   defer_until_quiet([taken = Taken{block, kind, device, capacity}] { free_taken({taken}); });
 }
 
-// Takes idle blocks off the shelves, the largest first, while `shrink(usage)` says that kind's cache
-// must shrink. Called with the pool's lock held.
-template <typename Shrink>
-std::vector<Taken> take_idle(Pool& p, Shrink shrink) {
+// Takes idle blocks off the shelves while `excess(usage)` says how many bytes that kind's cache must
+// still lose (0: none). Called with the pool's lock held.
+template <typename Excess>
+std::vector<Taken> take_idle(Pool& p, Excess excess) {
   std::vector<Taken> taken;
   Taken t{};
-  while (shrink(usage_of(p, BufferKind::pinned_host)) && take_largest(p, p.pinned, BufferKind::pinned_host, -1, &t)) {
+  for (std::size_t over; (over = excess(usage_of(p, BufferKind::pinned_host))) > 0 &&
+                         take_for_excess(p, p.pinned, BufferKind::pinned_host, -1, over, &t);) {
     taken.push_back(t);
   }
   for (std::size_t slot = 0; slot < p.device_blocks.size(); ++slot) {
-    while (shrink(usage_of(p, BufferKind::device)) &&
-           take_largest(p, p.device_blocks[slot], BufferKind::device, static_cast<int>(slot) - 1, &t)) {
+    for (std::size_t over; (over = excess(usage_of(p, BufferKind::device))) > 0 &&
+                           take_for_excess(p, p.device_blocks[slot], BufferKind::device, static_cast<int>(slot) - 1,
+                                           over, &t);) {
       taken.push_back(t);
     }
   }
@@ -177,7 +187,7 @@ void trim_to_limits() {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
     p.trim_queued = false;
-    taken = take_idle(p, [](const PoolUsage& usage) { return usage.cached > usage.limit; });
+    taken = take_idle(p, [](const PoolUsage& usage) { return usage.cached > usage.limit ? usage.cached - usage.limit : 0; });
   }
   free_taken(taken);
 }
@@ -188,7 +198,7 @@ void free_every_cached_block() {
   {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
-    taken = take_idle(p, [](const PoolUsage&) { return true; });
+    taken = take_idle(p, [](const PoolUsage&) { return std::numeric_limits<std::size_t>::max(); });
   }
   free_taken(taken);
 }

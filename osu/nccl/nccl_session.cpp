@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "osu/core/gpu.h"
@@ -27,6 +28,14 @@ void share_gpus_if_needed(MPI_Comm comm, int rank) {
 }
 
 }  // namespace
+
+// A nonblocking communicator's pending operation (initialisation, a group's launch) is over when its
+// asynchronous error leaves ncclInProgress.
+static void wait_until_launched(const char* what) {
+  ncclResult_t state = ncclInProgress;
+  while (state == ncclInProgress) check(ncclCommGetAsyncError(session().comm, &state), "ncclCommGetAsyncError");
+  if (state != ncclSuccess) check(state, what);
+}
 
 Session& session() {
   static Session instance;
@@ -53,7 +62,17 @@ void setup(MPI_Comm comm) {
   ncclUniqueId id;
   if (s.rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm);
-  check(ncclCommInitRank(&s.comm, s.ranks, id, s.rank), "ncclCommInitRank");
+  const char* nonblocking = std::getenv("OSU_NCCL_NONBLOCKING_COMM");
+  s.nonblocking = nonblocking != nullptr && std::strcmp(nonblocking, "1") == 0;
+  if (s.nonblocking) {
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    check(ncclCommInitRankConfig(&s.comm, s.ranks, id, s.rank, &config), "ncclCommInitRankConfig");
+    wait_until_launched("ncclCommInitRankConfig");
+    if (s.rank == 0) std::printf("# nonblocking NCCL communicator (OSU_NCCL_NONBLOCKING_COMM=1)\n");
+  } else {
+    check(ncclCommInitRank(&s.comm, s.ranks, id, s.rank), "ncclCommInitRank");
+  }
   check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
 }
 
@@ -67,6 +86,7 @@ void teardown() {
 
 void finish(ncclResult_t launched, const char* what) {
   check(launched, what);
+  if (session().nonblocking) wait_until_launched(what);
   check(cudaStreamSynchronize(session().stream), "cudaStreamSynchronize");
 }
 

@@ -4,7 +4,7 @@
 # session spends its GPU time measuring rather than composing commands. Every part is a fixed list
 # of osu-compare / benchmark / compute-sanitizer runs; the logs hold the commands beside the tables.
 #
-#   tests/gpu/measure-figures.sh [--fake] [--quick] BUILD OUTDIR PART...
+#   tests/gpu/measure-figures.sh [--fake] [--quick | --short] BUILD OUTDIR PART...
 #
 # Parts (issue and goal in brackets):
 #   collectives-np2, collectives-np4  lib NCCL path vs raw NCCL, 8 B-64 KiB and 1-4 MiB, the five
@@ -20,23 +20,27 @@
 #   sanitizer          compute-sanitizer memcheck, racecheck, synccheck over GPU test programs [13.4]
 # --fake runs the parts on CPU (the fake device, the test suite's fake NCCL; no raw NCCL, no
 # compute-sanitizer), to check this script; --quick cuts sizes and iterations for that check.
+# --short keeps every size but runs fewer iterations (large messages a tenth, host runs 5 instead of
+# 9) and, in the sanitizer part, racecheck and synccheck on one program only: for a session whose
+# device time (15 minutes in all) cannot hold the full parts. Its figures are noisier, not different.
 # On a GPU: after `source .gpu/use-build-deps.sh` and a build (tests/gpu/run-gpu-suite.sh builds one);
 # osu-compare starts the MPS daemon itself when ranks share a GPU. MCRPMPI_FIGURES_BUDGET (seconds,
 # default 570: one device command) bounds the whole invocation: each part gets what is left, and parts
 # that cannot start with a minute left are reported as not started, so the summary always comes back.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-fake=0 quick=0
+fake=0 quick=0 short=0
 while [[ $# -gt 0 && $1 == --* ]]; do
   case $1 in
     --fake) fake=1 ;;
     --quick) quick=1 ;;
+    --short) short=1 ;;
     *) echo "measure-figures.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 if [[ $# -lt 3 ]]; then
-  sed -n '7,22p' "$0" >&2
+  sed -n '7,25p' "$0" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd) out=$2
@@ -55,6 +59,9 @@ fi
 # Sizes and iterations: small sizes many times, large ones fewer; --quick for the CPU check.
 if ((quick)); then
   small=(-m 8:64 -i 50 -x 5) large=(-m 1048576:1048576 -i 3 -x 1) big=(-m 4194304:4194304 -i 2 -x 1) repeat=1
+elif ((short)); then
+  small=(-m 8:65536 -i 500 -x 50) large=(-m 1048576:4194304 -i 10 -x 2) big=(-m 4194304:67108864 -i 4 -x 1)
+  repeat=3
 else
   small=(-m 8:65536 -i 1000 -x 100) large=(-m 1048576:4194304 -i 100 -x 10) big=(-m 4194304:67108864 -i 10 -x 2)
   repeat=3
@@ -85,11 +92,16 @@ part_profile() {
   local iterations=5000
   ((quick)) && iterations=200
   compare --np 2 --ways lib-nccl --profile osu_allreduce -d "$space" -m 8:8 -i "$iterations" -x 500 -T float
+  # What a nonblocking NCCL communicator (the library's kind) costs raw NCCL itself: NCCL 2.28 launches
+  # every group of one from a thread it creates for that group (src/group.cc, ncclGroupEndInternal).
+  [[ -n $raw_nccl ]] && compare --np 2 --ways nccl,nccl-nb,lib-nccl osu_allreduce -d "$space" "${small[@]}" -T float
+  return 0
 }
 
 part_host() {
   local iterations=20000 runs=9
   ((quick)) && iterations=200 runs=1
+  ((short)) && runs=5
   compare --np 2 --ways base,lib --repeat "$runs" osu_allreduce -d host -m 8:8 -i "$iterations" -x 1000
   compare --np 2 --ways lib,base --repeat "$runs" osu_allreduce -d host -m 8:8 -i "$iterations" -x 1000
 }
@@ -116,6 +128,11 @@ part_p2p() {
   # The staged path (lib: one copy each way around one base-MPI message) against the device-only
   # protocol's pipelined chunks through the base MPI (lib-chunked), and host buffers as the bound.
   compare --np 2 --ways "lib,lib-chunked,host" osu_bw -d "$space" "${large[@]}"
+  # The staged path's fall at 4 MiB on the H200 (2026-11-26: 1814 MB/s against 5229 at 2 MiB):
+  # osu_bw's 64 messages in flight are 256 MiB of staging blocks a rank, the pinned pool's default
+  # limit. The same with a limit four times larger says whether the pool is the cause.
+  echo "# MCRPMPI_PINNED_POOL_LIMIT=1G:"
+  (export MCRPMPI_PINNED_POOL_LIMIT=1G; compare --np 2 --ways "lib,lib-chunked" osu_bw -d "$space" "${large[@]}")
   compare --np 2 --ways "${raw_nccl}lib-nccl,lib" osu_bibw -d "$space" "${large[@]}"
 }
 
@@ -124,27 +141,38 @@ part_sanitizer() {
     echo "skipped: compute-sanitizer needs a GPU and the CUDA toolkit's compute-sanitizer on PATH"
     return 0
   fi
-  local tool program failed=0
+  local tool program failed=0 programs
+  # One run that outlasts its limit (NCCL under a sanitizer is slow) is reported and the next starts.
+  local limit=${MCRPMPI_SANITIZER_RUN_LIMIT:-150}
   for tool in memcheck racecheck synccheck; do
-    for program in "tests/gpu/mcrpmpi_gpu_collectives --path nccl" "tests/gpu/mcrpmpi_gpu_collectives --path mpi" \
-                   "tests/gpu/test_nonblocking_gpu" "tests/mpi/test_p2p_linked --space device --assert env"; do
-      # Without MPS: compute-sanitizer does not support MPS clients.
-      local cmd=(mpiexec -n 2 -genv MCRPMPI_P2P_DEVICE_ONLY 1 "$root/tests/gpu/rank-env.sh" compute-sanitizer
-                 --tool "$tool" --error-exitcode 86 --print-limit 20)
+    programs=("tests/gpu/mcrpmpi_gpu_collectives --path nccl" "tests/gpu/mcrpmpi_gpu_collectives --path mpi"
+              "tests/gpu/test_nonblocking_gpu" "tests/mpi/test_p2p_linked --space device --assert env")
+    ((short)) && [[ $tool != memcheck ]] && programs=("tests/gpu/mcrpmpi_gpu_collectives --path nccl")
+    for program in "${programs[@]}"; do
+      # Without MPS: compute-sanitizer does not support MPS clients. One log per process (%p), read
+      # after the run: filtering the live output through `head` once stopped the runs with SIGPIPE.
+      local logs
+      logs=$(mktemp -d /tmp/mcrpmpi-sanitizer.XXXXXX)
+      local cmd=(timeout -k 5 "$limit" mpiexec -n 2 -genv MCRPMPI_P2P_DEVICE_ONLY 1 "$root/tests/gpu/rank-env.sh"
+                 compute-sanitizer --tool "$tool" --error-exitcode 86 --print-limit 100 --log-file "$logs/rank-%p.log")
       # shellcheck disable=SC2206
       local args=($program)
       echo "\$ ${cmd[*]#$root/} build/${args[*]}"
-      "${cmd[@]}" "$build/${args[0]}" "${args[@]:1}" 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|=========  |PASS|FAIL|passed|failed" | head -40
-      local rc=${PIPESTATUS[0]}
-      echo "exit $rc"
-      ((rc == 0)) || failed=1
+      local started=$SECONDS
+      "${cmd[@]}" "$build/${args[0]}" "${args[@]:1}" >"$logs/output.txt" 2>&1
+      local rc=$?
+      echo "exit $rc ($((SECONDS - started)) s$( ((rc == 124 || rc == 137)) && echo ", stopped at the ${limit} s limit"))"
+      grep -E "passed|failed|FAIL" "$logs/output.txt" | tail -4
+      # The digest decides: NCCL's own probing API errors make the exit code 86 without being ours.
+      python3 "$root/tests/gpu/sanitizer_digest.py" "$logs"/rank-*.log || failed=1
+      ((rc == 0 || rc == 86)) || failed=1
     done
   done
   return $failed
 }
 
 summary=$out/summary.txt
-echo "# measure-figures.sh $( ((fake)) && echo --fake) $( ((quick)) && echo --quick) on $(hostname), $(date -u +%FT%TZ)" >"$summary"
+echo "# measure-figures.sh $( ((fake)) && echo --fake) $( ((quick)) && echo --quick) $( ((short)) && echo --short) on $(hostname), $(date -u +%FT%TZ)" >"$summary"
 status=0
 for part in "$@"; do
   case $part in
@@ -162,7 +190,7 @@ for part in "$@"; do
   fi
   # A part runs in a subshell under `timeout`, so one that hangs cannot eat the session's GPU time.
   export -f compare reduction_type "${run[0]}" 2>/dev/null
-  export build root lib space raw_nccl repeat quick fake
+  export build root lib space raw_nccl repeat quick short fake
   timeout -k 5 "$left" bash -c "small=(${small[*]}); large=(${large[*]}); big=(${big[*]}); ${run[*]}" \
     >"$out/$part.log" 2>&1
   rc=$?

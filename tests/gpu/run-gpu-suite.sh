@@ -5,6 +5,10 @@
 # exists and the tests' ranks (up to 4) outnumber the GPUs, stopped at the end even on failure or
 # Ctrl-C. MCRPMPI_MPS=0 runs without it, MCRPMPI_MPS=1 requires it. Tests labelled mps_unsafe (a rank
 # killed with GPU work outstanding) run after the daemon is stopped.
+# MCRPMPI_SUITE_LOGS=DIR keeps what a batch session needs to study a failure afterwards: every test's
+# whole output (ctest's LastTest.log of each ctest run: tests-gpu.log, tests-mps-unsafe.log) and the
+# host stacks of every rank still running after MCRPMPI_STACKS_AFTER seconds (default 170; watchers
+# started by rank-env.sh) in DIR/hang-stacks.txt -- also when the suite is stopped from outside.
 # Usage: tests/gpu/run-gpu-suite.sh [build-dir] [extra ctest arguments, e.g. -R python]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,12 +19,35 @@ source "$root/scripts/mps.sh"
 cmake -S "$root" -B "$build" -DMPIEXEC_PREFLAGS="$root/tests/gpu/rank-env.sh" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 max_test_ranks=4
+logs=${MCRPMPI_SUITE_LOGS:-}
+if [[ -n $logs ]]; then
+  mkdir -p "$logs"
+  logs=$(cd "$logs" && pwd)
+  MCRPMPI_STACKS_DIR=$(mktemp -d /tmp/mcrpmpi-stacks.XXXXXX)
+  export MCRPMPI_STACKS_AFTER=${MCRPMPI_STACKS_AFTER:-170} MCRPMPI_STACKS_DIR
+fi
+log_name=tests-gpu.log
+# Copies the running ctest's log and any stacks to $logs; from the EXIT trap too, so a suite stopped
+# by a timeout still leaves them.
+keep_logs() {
+  [[ -n $logs ]] || return 0
+  [[ -f $build/Testing/Temporary/LastTest.log ]] && cp "$build/Testing/Temporary/LastTest.log" "$logs/$log_name"
+  if compgen -G "$MCRPMPI_STACKS_DIR/*" >/dev/null; then
+    cat "$MCRPMPI_STACKS_DIR"/* >"$logs/hang-stacks.txt"
+    echo "run-gpu-suite: host stacks of ranks still running after $MCRPMPI_STACKS_AFTER s: $logs/hang-stacks.txt"
+  fi
+}
 mcrpmpi_mps_begin "$max_test_ranks"
+trap 'keep_logs; mcrpmpi_mps_end' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 cd "$build"
 status=0
 ctest -L gpu -LE mps_unsafe --output-on-failure "$@" || status=$?
+keep_logs
 # Tests that kill a rank with GPU work outstanding (label mps_unsafe) poison an MPS daemon for every
 # client: they run last, one at a time, with the daemon stopped.
 mcrpmpi_mps_end
+log_name=tests-mps-unsafe.log
 ctest -L mps_unsafe --output-on-failure "$@" || status=$?
 exit $status

@@ -48,12 +48,21 @@ MixedCalls::~MixedCalls() {
   device_.release(persistent_recv_);
 }
 
+int MixedCalls::step(const char* name, int (MixedCalls::*part)(int), int round) {
+  step_.store(name, std::memory_order_relaxed);
+  return (this->*part)(round);
+}
+
 int MixedCalls::run_round(int round) {
-  int calls = allreduce_pair(round) + nonblocking_pair(round) + persistent_round(round) + bcast_round(round) +
-              ring_round(round);
-  if (round % 4 == 0) calls += alltoallw_round(round);
-  if (round % 16 == 0) calls += large_round(round);
-  if (round % 64 == 0) calls += dup_round(round);
+  int calls = step("allreduce_pair", &MixedCalls::allreduce_pair, round);
+  calls += step("nonblocking_pair", &MixedCalls::nonblocking_pair, round);
+  calls += step("persistent_round", &MixedCalls::persistent_round, round);
+  calls += step("bcast_round", &MixedCalls::bcast_round, round);
+  calls += step("ring_round", &MixedCalls::ring_round, round);
+  if (round % 4 == 0) calls += step("alltoallw_round", &MixedCalls::alltoallw_round, round);
+  if (round % 16 == 0) calls += step("large_round", &MixedCalls::large_round, round);
+  if (round % 64 == 0) calls += step("dup_round", &MixedCalls::dup_round, round);
+  step_.store(nullptr, std::memory_order_relaxed);
   return calls;
 }
 

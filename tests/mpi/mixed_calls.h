@@ -7,6 +7,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <atomic>
+
 #include "tests/mpi/check.h"
 #include "tests/mpi/memory_space.h"
 
@@ -23,6 +25,10 @@ class MixedCalls {
   // One round; returns the number of MPI calls it made.
   int run_round(int round);
 
+  // The part of the round running now ("allreduce_pair", ...; null between rounds), for a watchdog
+  // on another thread that reports where a stuck thread is.
+  const char* current_step() const { return step_.load(std::memory_order_relaxed); }
+
  private:
   int allreduce_pair(int round);
   int nonblocking_pair(int round);
@@ -32,6 +38,7 @@ class MixedCalls {
   int large_round(int round);
   int alltoallw_round(int round);
   int dup_round(int round);
+  int step(const char* name, int (MixedCalls::*part)(int), int round);
 
   Checker& checker_;
   MemorySpace& device_;
@@ -42,6 +49,7 @@ class MixedCalls {
   MPI_Request persistent_ = MPI_REQUEST_NULL;
   int* persistent_send_;
   int* persistent_recv_;
+  std::atomic<const char*> step_{nullptr};
 };
 
 }  // namespace mcrp_test

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <vector>
@@ -70,6 +71,31 @@ TEST(BufferPool, ReuseAndBound) {
   EXPECT_LE(settled_cached(BufferKind::pinned_host), 4096u);
   EXPECT_EQ(pool_usage(BufferKind::pinned_host).in_use, 0u);
   EXPECT_EQ(pool_usage(BufferKind::pinned_host).freeing, 0u);
+}
+
+// A working set a little over the limit gives up its smallest block, not a large one it will need
+// again: with the largest freed first, osu_bw's 64 staging blocks of 4 MiB (256 MiB, the pinned
+// default) plus a small one freed and allocated one 4 MiB block every iteration.
+TEST(BufferPool, AWorkingSetOverTheLimitKeepsItsLargeBlocks) {
+  mcrp::device::release_cached_buffers();
+  std::vector<char*> large_blocks;
+  {
+    Buffer first, second, small;
+    ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 2048, first).ok());
+    ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 2048, second).ok());
+    ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 100, small).ok());
+    large_blocks = {first.data(), second.data()};
+  }
+  // 2 x 2048 + 256 returned, bound 4096: the 256 B block goes.
+  EXPECT_EQ(settled_cached(BufferKind::pinned_host), 4096u);
+  Buffer first, second;
+  ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 2048, first).ok());
+  ASSERT_TRUE(acquire(BufferKind::pinned_host, -1, 2048, second).ok());
+  EXPECT_EQ(pool_usage(BufferKind::pinned_host).cached, 0u);
+  std::vector<char*> again{first.data(), second.data()};
+  std::sort(again.begin(), again.end());
+  std::sort(large_blocks.begin(), large_blocks.end());
+  EXPECT_EQ(again, large_blocks) << "both 2 KiB blocks should have come back from the cache";
 }
 
 TEST(BufferPool, BlockLargerThanTheLimitIsNeverCached) {

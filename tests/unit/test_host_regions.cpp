@@ -2,7 +2,9 @@
 // claims must be host, and nothing else may be claimed -- mmap'd memory, another thread's stack, a
 // stack the threads library does not know (a fiber), addresses past the program break.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "device/host_regions.h"
 
@@ -48,6 +51,24 @@ TEST(HostRegions, BrkHeap) {
   // Past the current break nothing is heap.
   EXPECT_FALSE(heap.contains(heap.end));
   EXPECT_FALSE(in_lasting_host_memory(static_cast<char*>(sbrk(0)) + 4096));
+}
+
+// brk_heap reads the break without a system call (glibc's __curbrk): it must still be the kernel's
+// break after the heap grows and shrinks, also with UCX's memory hooks (which replace sbrk) loaded.
+TEST(HostRegions, BreakIsTheKernels) {
+  const auto kernel_break = [] { return static_cast<std::uintptr_t>(syscall(SYS_brk, 0)); };
+  EXPECT_EQ(mcrp::device::brk_heap().end, kernel_break());
+  std::vector<std::unique_ptr<char[]>> blocks;
+  for (int i = 0; i < 20000; ++i) blocks.emplace_back(new char[200 + i % 300]);
+  EXPECT_EQ(mcrp::device::brk_heap().end, kernel_break()) << "after the heap grew";
+  blocks.clear();
+  malloc_trim(0);
+  EXPECT_EQ(mcrp::device::brk_heap().end, kernel_break()) << "after malloc_trim";
+  void* before = sbrk(1 << 20);
+  ASSERT_NE(before, reinterpret_cast<void*>(-1));
+  EXPECT_EQ(mcrp::device::brk_heap().end, kernel_break()) << "after sbrk(+1 MiB)";
+  sbrk(-(1 << 20));
+  EXPECT_EQ(mcrp::device::brk_heap().end, kernel_break()) << "after sbrk(-1 MiB)";
 }
 
 TEST(HostRegions, MainProgramData) {

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One device command for a GPU session, whose device time is short (15 minutes in all, a command at
+# most 10, the machine's start included): builds build-gpu, takes the figures (measure-figures.sh
+# --short, bounded by FIG_BUDGET seconds), runs the whole GPU suite in the time left (every test's
+# output and any hang's host stacks kept: run-gpu-suite.sh's MCRPMPI_SUITE_LOGS), and packs every
+# log into OUTDIR/session-logs.tar.gz, since the device tool brings back at most 8 files. Prints the
+# figures' summary and the suite's result lines.
+# Usage, on the GPU machine from the repository root (carry .gpu, made by fetch-build-deps.sh):
+#   tests/gpu/device-session.sh OUTDIR [SECONDS (565)] [PART...]
+# PARTs: measure-figures.sh's (default: profile kinds p2p collectives-np2 host); FIG_BUDGET (290 s).
+set -uo pipefail
+out=${1:?usage: device-session.sh OUTDIR [SECONDS] [PART...]}
+end=${2:-565}
+shift 2 2>/dev/null || shift $#
+parts=("$@")
+((${#parts[@]})) || parts=(profile kinds p2p collectives-np2 host)
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root" || exit 1
+export PYTHONUNBUFFERED=1
+mkdir -p "$out/logs/suite"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+# shellcheck source=/dev/null
+source .gpu/use-build-deps.sh >"$out/logs/setup.log" 2>&1 || { tail -30 "$out/logs/setup.log"; exit 1; }
+if ! { cmake -S . -B build-gpu -DMPIEXEC_PREFLAGS="$root/tests/gpu/rank-env.sh" && cmake --build build-gpu -j "$(nproc)"; } \
+    >>"$out/logs/setup.log" 2>&1; then
+  tail -60 "$out/logs/setup.log"
+  exit 1
+fi
+echo "build done at $SECONDS s"
+MCRPMPI_FIGURES_BUDGET=${FIG_BUDGET:-290} tests/gpu/measure-figures.sh --short build-gpu "$out/logs/figures" "${parts[@]}"
+echo "figures done at $SECONDS s"
+left=$((end - SECONDS))
+echo "the suite gets $left s"
+MCRPMPI_SUITE_LOGS=$out/logs/suite timeout -k 10 "$left" tests/gpu/run-gpu-suite.sh build-gpu -E python -j8 --timeout 120 \
+  >"$out/logs/suite/console.log" 2>&1
+echo "suite exit $? at $SECONDS s"
+grep -E 'tests passed|\*\*\*|run-gpu-suite:' "$out/logs/suite/console.log" | head -40
+tar -czf "$out/session-logs.tar.gz" -C "$out" logs && rm -rf "$out/logs"
