@@ -2,8 +2,11 @@
 // collective is judged against (osu-compare's "copy" way): per message, every rank copies its
 // buffer to pinned host memory and a pinned image back, at once on two streams as the pipeline
 // does (-o allreduce, the default; also reduce_scatter, allgather), or for -o bcast the root only
-// to the host and the others only back. -d cuda: cudaMemcpyAsync on two streams and both waited
-// for; -d fake: the fake device's memcpy (what the library does there); -d host: memcpy as well.
+// to the host and the others only back. -o latency: one copy to the host, then one back, each
+// waited for, as a staged message pays them one after the other (the sender's before the base
+// MPI's send, the receiver's after it): osu_latency's staged bound is host latency plus this.
+// -d cuda: cudaMemcpyAsync on two streams and both waited for; -d fake: the fake device's memcpy
+// (what the library does there); -d host: memcpy as well.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
   const bool bcast = shape == "bcast";
   const bool out = !bcast || mpi.rank() == 0;
   const bool in = !bcast || mpi.rank() != 0;
+  const bool serial = shape == "latency";
   osu::print_title(mpi.rank(), "Staging Copies (" + shape + ") Latency Test", opt.memory, nullptr);
   osu::print_columns(mpi.rank(), true, {"Avg Latency(us)"}, opt);
   osu::Buffer buffer(opt.memory, opt.max_size);
@@ -94,7 +98,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i < warmup + iterations; ++i) {
       MPI_Barrier(MPI_COMM_WORLD);  // every rank copies at once, as in a collective
       const double t0 = MPI_Wtime();
-      copier.copy(buffer.data(), size, out, in);
+      if (serial) {
+        copier.copy(buffer.data(), size, true, false);
+        copier.copy(buffer.data(), size, false, true);
+      } else {
+        copier.copy(buffer.data(), size, out, in);
+      }
       if (i >= warmup) total += MPI_Wtime() - t0;
     }
     osu::Row row;

@@ -55,6 +55,8 @@ if ((fake)); then
   space=fake raw_nccl=""
 else
   space=cuda raw_nccl=nccl,
+  # compute-sanitizer ships in the toolkit's bin, which need not be on PATH.
+  [[ -d /usr/local/cuda/bin ]] && export PATH=$PATH:/usr/local/cuda/bin
 fi
 # Sizes and iterations: small sizes many times, large ones fewer; --quick for the CPU check.
 if ((quick)); then
@@ -123,7 +125,7 @@ part_staged() {
 }
 
 part_p2p() {
-  compare --np 2 --ways "host,lib,lib-nccl${raw_nccl:+,nccl}" osu_latency -d "$space" "${small[@]}"
+  compare --np 2 --ways "host,lib,lib-nccl,copy${raw_nccl:+,nccl}" osu_latency -d "$space" "${small[@]}"
   compare --np 2 --ways "${raw_nccl}lib-nccl,lib" osu_bw -d "$space" "${large[@]}"
   # The staged path (lib: one copy each way around one base-MPI message) against the device-only
   # protocol's pipelined chunks through the base MPI (lib-chunked), and host buffers as the bound.

@@ -7,7 +7,8 @@
 # killed with GPU work outstanding) run after the daemon is stopped.
 # MCRPMPI_SUITE_LOGS=DIR keeps what a batch session needs to study a failure afterwards: every test's
 # whole output (ctest's LastTest.log of each ctest run: tests-gpu.log, tests-mps-unsafe.log) and the
-# host stacks of every rank still running after MCRPMPI_STACKS_AFTER seconds (default 170; watchers
+# host stacks of every rank still running after MCRPMPI_STACKS_AFTER seconds (default 100, before the
+# 120 s test timeout; a passing test that runs longer gets stacks too, harmlessly; watchers
 # started by rank-env.sh) in DIR/hang-stacks.txt -- also when the suite is stopped from outside.
 # Usage: tests/gpu/run-gpu-suite.sh [build-dir] [extra ctest arguments, e.g. -R python]
 set -euo pipefail
@@ -24,7 +25,7 @@ if [[ -n $logs ]]; then
   mkdir -p "$logs"
   logs=$(cd "$logs" && pwd)
   MCRPMPI_STACKS_DIR=$(mktemp -d /tmp/mcrpmpi-stacks.XXXXXX)
-  export MCRPMPI_STACKS_AFTER=${MCRPMPI_STACKS_AFTER:-170} MCRPMPI_STACKS_DIR
+  export MCRPMPI_STACKS_AFTER=${MCRPMPI_STACKS_AFTER:-100} MCRPMPI_STACKS_DIR
 fi
 log_name=tests-gpu.log
 # Copies the running ctest's log and any stacks to $logs; from the EXIT trap too, so a suite stopped
