@@ -25,9 +25,10 @@ class MixedCalls {
   // One round; returns the number of MPI calls it made.
   int run_round(int round);
 
-  // The part of the round running now ("allreduce_pair", ...; null between rounds), for a watchdog
-  // on another thread that reports where a stuck thread is.
-  const char* current_step() const { return step_.load(std::memory_order_relaxed); }
+  // Where to record the part of the round running now ("allreduce_pair", ...; null between rounds),
+  // for a watchdog on another thread that reports where a stuck thread is. Owned by the caller, so it
+  // outlives this object.
+  void record_steps_in(std::atomic<const char*>* step) { step_ = step; }
 
  private:
   int allreduce_pair(int round);
@@ -49,7 +50,7 @@ class MixedCalls {
   MPI_Request persistent_ = MPI_REQUEST_NULL;
   int* persistent_send_;
   int* persistent_recv_;
-  std::atomic<const char*> step_{nullptr};
+  std::atomic<const char*>* step_ = nullptr;
 };
 
 }  // namespace mcrp_test

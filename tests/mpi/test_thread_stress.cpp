@@ -37,7 +37,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 struct ThreadProgress {
   std::atomic<int> rounds{0};
   std::atomic<bool> finished{false};
-  std::atomic<const MixedCalls*> mix{nullptr};
+  std::atomic<const char*> step{nullptr};  // MixedCalls::record_steps_in
 };
 
 // Reports on stderr, once per stall, where every thread is when none has finished a round for
@@ -67,8 +67,7 @@ class Watchdog {
   void report(double stalled_for) const {
     for (std::size_t t = 0; t < threads_.size(); ++t) {
       const ThreadProgress& thread = threads_[t];
-      const MixedCalls* mix = thread.mix.load();
-      const char* step = mix ? mix->current_step() : nullptr;
+      const char* step = thread.step.load(std::memory_order_relaxed);
       std::fprintf(stderr, "stall: rank %d thread %zu, no round finished for %.0f s: %d rounds done, %s%s\n", rank_,
                    t, stalled_for, thread.rounds.load(), thread.finished ? "finished" : step ? "in " : "between rounds",
                    !thread.finished && step ? step : "");
@@ -147,12 +146,11 @@ int main(int argc, char** argv) {
         for (std::size_t t = 0; t < comms.size(); ++t) {
           threads.emplace_back([&, t] {
             MixedCalls mix(checkers[t], *space, comms[t], 1 << 16);
-            progress[t].mix = &mix;
+            mix.record_steps_in(&progress[t].step);
             for (int round = 0; another_round(round, rounds, seconds, start, comms[t]); ++round) {
               calls[t] += mix.run_round(round);
               progress[t].rounds.fetch_add(1);
             }
-            progress[t].mix = nullptr;
             progress[t].finished = true;
           });
         }
