@@ -19,6 +19,7 @@ shift || true
 source "$root/scripts/mps.sh"
 cmake -S "$root" -B "$build" -DMPIEXEC_PREFLAGS="$root/tests/gpu/rank-env.sh" >/dev/null
 cmake --build "$build" -j "$(nproc)"
+build=$(cd "$build" && pwd)  # absolute: keep_logs runs after the cd below, and from the EXIT trap
 max_test_ranks=4
 logs=${MCRPMPI_SUITE_LOGS:-}
 if [[ -n $logs ]]; then
@@ -28,11 +29,17 @@ if [[ -n $logs ]]; then
   export MCRPMPI_STACKS_AFTER=${MCRPMPI_STACKS_AFTER:-100} MCRPMPI_STACKS_DIR
 fi
 log_name=tests-gpu.log
-# Copies the running ctest's log and any stacks to $logs; from the EXIT trap too, so a suite stopped
-# by a timeout still leaves them.
+ctest_logs=$build/Testing/Temporary
+# Copies the ctest run's log and any stacks to $logs; from the EXIT trap too, so a suite stopped by a
+# timeout still leaves them. ctest writes LastTest.log.tmp while it runs and renames it at the end;
+# each run starts without either, so what is copied is never an earlier run's.
 keep_logs() {
   [[ -n $logs ]] || return 0
-  [[ -f $build/Testing/Temporary/LastTest.log ]] && cp "$build/Testing/Temporary/LastTest.log" "$logs/$log_name"
+  if [[ -f $ctest_logs/LastTest.log.tmp ]]; then
+    cp "$ctest_logs/LastTest.log.tmp" "$logs/$log_name"
+  elif [[ -f $ctest_logs/LastTest.log ]]; then
+    cp "$ctest_logs/LastTest.log" "$logs/$log_name"
+  fi
   if compgen -G "$MCRPMPI_STACKS_DIR/*" >/dev/null; then
     cat "$MCRPMPI_STACKS_DIR"/* >"$logs/hang-stacks.txt"
     echo "run-gpu-suite: host stacks of ranks still running after $MCRPMPI_STACKS_AFTER s: $logs/hang-stacks.txt"
@@ -44,11 +51,13 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 cd "$build"
 status=0
+rm -f "$ctest_logs"/LastTest.log*
 ctest -L gpu -LE mps_unsafe --output-on-failure "$@" || status=$?
 keep_logs
 # Tests that kill a rank with GPU work outstanding (label mps_unsafe) poison an MPS daemon for every
 # client: they run last, one at a time, with the daemon stopped.
 mcrpmpi_mps_end
 log_name=tests-mps-unsafe.log
+rm -f "$ctest_logs"/LastTest.log*
 ctest -L mps_unsafe --output-on-failure "$@" || status=$?
 exit $status
