@@ -21,8 +21,8 @@ mkdir -p "$out/logs/suite"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 # shellcheck source=/dev/null
 source .gpu/use-build-deps.sh >"$out/logs/setup.log" 2>&1 || { tail -30 "$out/logs/setup.log"; exit 1; }
-if ! { cmake -S . -B build-gpu -DMPIEXEC_PREFLAGS="$root/tests/gpu/rank-env.sh" && cmake --build build-gpu -j "$(nproc)"; } \
-    >>"$out/logs/setup.log" 2>&1; then
+# The suite's own configuration, so that its run later rebuilds nothing.
+if ! tests/gpu/run-gpu-suite.sh build-gpu --build-only >>"$out/logs/setup.log" 2>&1; then
   tail -60 "$out/logs/setup.log"
   exit 1
 fi

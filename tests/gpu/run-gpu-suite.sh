@@ -11,6 +11,7 @@
 # 120 s test timeout; a passing test that runs longer gets stacks too, harmlessly; watchers
 # started by rank-env.sh) in DIR/hang-stacks.txt -- also when the suite is stopped from outside.
 # Usage: tests/gpu/run-gpu-suite.sh [build-dir] [extra ctest arguments, e.g. -R python]
+#        tests/gpu/run-gpu-suite.sh build-dir --build-only   (configure and build the suite's tree, no tests)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -20,6 +21,7 @@ source "$root/scripts/mps.sh"
 cmake -S "$root" -B "$build" -DMPIEXEC_PREFLAGS="$root/tests/gpu/rank-env.sh" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 build=$(cd "$build" && pwd)  # absolute: keep_logs runs after the cd below, and from the EXIT trap
+[[ ${1:-} == --build-only ]] && exit 0
 max_test_ranks=4
 logs=${MCRPMPI_SUITE_LOGS:-}
 if [[ -n $logs ]]; then
