@@ -71,6 +71,9 @@ class Launcher {
   // Grouped point-to-point; zero-byte transfers are skipped on both sides alike, since MPI requires
   // the byte counts of each matching pair to agree.
   Status exchange(const std::vector<Transfer>& sends, const std::vector<Transfer>& recvs);
+  // NCCL's Gather or Scatter (NCCL >= 2.28), which connect to their peers at first use like ncclSend.
+  using RootedCall = decltype(&ncclGather);
+  Status rooted_p2p(const char* name, RootedCall call, const char* input, char* output, std::size_t bytes, int root);
 
   Status reduction(DeviceView& send, DeviceView& recv);
   Status movement(DeviceView& send, DeviceView& recv);
@@ -91,15 +94,30 @@ class Launcher {
 };
 
 Status Launcher::exchange(const std::vector<Transfer>& sends, const std::vector<Transfer>& recvs) {
-  NcclGroup group(nccl_);
-  MCRP_TRY(check(group.start(), "ncclGroupStart"));
+  std::vector<NcclTransfer> group;
+  group.reserve(sends.size() + recvs.size());
   for (const Transfer& t : sends) {
-    if (t.bytes > 0) MCRP_TRY(check(nccl_.Send(t.data, t.bytes, ncclUint8, t.peer, comm_.handle, stream()), "ncclSend"));
+    if (t.bytes > 0) group.push_back(NcclTransfer{t.peer, true, t.data, t.bytes});
   }
   for (const Transfer& t : recvs) {
-    if (t.bytes > 0) MCRP_TRY(check(nccl_.Recv(t.data, t.bytes, ncclUint8, t.peer, comm_.handle, stream()), "ncclRecv"));
+    if (t.bytes > 0) group.push_back(NcclTransfer{t.peer, false, t.data, t.bytes});
   }
-  return check(group.end(), "ncclGroupEnd");
+  return check(comm_.issue_transfers(group), "ncclSend/ncclRecv group");
+}
+
+Status Launcher::rooted_p2p(const char* name, RootedCall call, const char* input, char* output, std::size_t bytes, int root) {
+  // Gather: the root receives from every other rank, which send to it; scatter the reverse. NCCL
+  // drops empty ones before they connect anything.
+  const bool at_root = p_.self.rank == root;
+  const std::vector<int> none;
+  const std::vector<int> root_only = bytes > 0 && !at_root ? std::vector<int>{root} : none;
+  const std::vector<int> others = bytes > 0 && at_root ? comm_.everyone_else() : none;
+  const bool gathering = call == nccl_.Gather;
+  const ncclComm_t comm = comm_.handle;
+  const cudaStream_t on = stream();
+  return check(comm_.issue_p2p(gathering ? root_only : others, gathering ? others : root_only,
+                               [=] { return call(input, output, bytes, ncclUint8, root, comm, on); }),
+               name);
 }
 
 Status Launcher::reduction(DeviceView& send, DeviceView& recv) {
@@ -223,23 +241,27 @@ Status Launcher::movement(DeviceView& send, DeviceView& recv) {
       if (c.in_place()) MCRP_TRY(duplicate(recv, &recv_copy));
       const DeviceView& input = c.in_place() ? recv_copy : send;
       if (c.kind == CollKind::alltoallv || nccl_.AlltoAll == nullptr) return vector_movement(input, recv);
-      return check(nccl_.AlltoAll(input.data, recv.data, recv.bytes(0), ncclUint8, comm_.handle, stream()),
+      const std::vector<int> peers = recv.bytes(0) > 0 ? comm_.everyone_else() : std::vector<int>();
+      const char* from = input.data;
+      char* to = recv.data;
+      const std::size_t bytes = recv.bytes(0);
+      const ncclComm_t comm = comm_.handle;
+      const cudaStream_t on = stream();
+      const auto alltoall = nccl_.AlltoAll;
+      return check(comm_.issue_p2p(peers, peers, [=] { return alltoall(from, to, bytes, ncclUint8, comm, on); }),
                    "ncclAlltoAll");
     }
     case CollKind::gather: {
       if (nccl_.Gather == nullptr) return vector_movement(send, recv);
       const std::size_t bytes = root ? recv.bytes(0) : send.bytes(0);
       const char* own = root && c.in_place() ? recv.data + recv.offset(c.root) : send.data;
-      return check(nccl_.Gather(own, root ? recv.data : const_cast<char*>(own), bytes, ncclUint8, c.root, comm_.handle,
-                                stream()),
-                   "ncclGather");
+      return rooted_p2p("ncclGather", nccl_.Gather, own, root ? recv.data : const_cast<char*>(own), bytes, c.root);
     }
     case CollKind::scatter: {
       if (nccl_.Scatter == nullptr) return vector_movement(send, recv);
       const std::size_t bytes = root ? send.bytes(0) : recv.bytes(0);
       char* own = root && c.recvbuf == MPI_IN_PLACE ? send.data + send.offset(c.root) : recv.data;
-      return check(nccl_.Scatter(root ? send.data : own, own, bytes, ncclUint8, c.root, comm_.handle, stream()),
-                   "ncclScatter");
+      return rooted_p2p("ncclScatter", nccl_.Scatter, root ? send.data : own, own, bytes, c.root);
     }
     default:
       return vector_movement(send, recv);

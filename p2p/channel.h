@@ -11,15 +11,11 @@
 #include <vector>
 
 #include "device/status.h"
+#include "runtime/nccl_transfers.h"
 
 namespace mcrp {
 
-struct ChannelTransfer {
-  int peer = 0;         // rank in the communicator
-  bool send = false;    // else receive
-  void* data = nullptr; // device memory on the channel's device (the fake device: host memory)
-  std::size_t bytes = 0;
-};
+using ChannelTransfer = NcclTransfer;
 
 class Channel {
  public:

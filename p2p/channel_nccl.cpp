@@ -31,19 +31,11 @@ class GroupLaunch final : public QueuedLaunch {
       finish(ordered);
       return false;
     }
-    const NcclApi& nccl = *nccl_api();
     ncclResult_t rc = ncclSuccess;
     {
       profile::StepTimer launching(profile::Step::launch);
       std::lock_guard<std::mutex> lock(nccl_launch_mutex());
-      NcclGroup group(nccl);
-      rc = group.start();
-      for (const ChannelTransfer& t : group_) {
-        if (rc != ncclSuccess && rc != ncclInProgress) break;
-        rc = t.send ? nccl.Send(t.data, t.bytes, ncclUint8, t.peer, comm_.handle, comm_.stream.get())
-                    : nccl.Recv(t.data, t.bytes, ncclUint8, t.peer, comm_.handle, comm_.stream.get());
-      }
-      if (rc == ncclSuccess || rc == ncclInProgress) rc = group.end();  // else closed by the guard
+      rc = comm_.issue_transfers(group_);
     }
     if (rc == ncclInProgress) return true;  // NcclComm calls enqueued() once NCCL has finished
     enqueued(rc == ncclSuccess ? Status() : settle(comm_, rc, "ncclSend/ncclRecv group"));

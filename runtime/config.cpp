@@ -21,6 +21,7 @@ Config read_config() {
   c.verify = flag("MCRPMPI_VERIFY");
   c.show_base_mpi = flag("MCRPMPI_SHOW_BASE_MPI") || c.debug;
   c.p2p_device_only = flag("MCRPMPI_P2P_DEVICE_ONLY");
+  c.nccl_inline_launch = flag("MCRPMPI_NCCL_INLINE_LAUNCH");
   const char* polling = std::getenv("MCRPMPI_POLLING_COLLECTIVES");
   c.polling_collectives = polling != nullptr && polling[0] != '\0' ? flag("MCRPMPI_POLLING_COLLECTIVES")
                                                                     : c.p2p_device_only;

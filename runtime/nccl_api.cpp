@@ -3,10 +3,13 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "device/fake_device.h"
 #include "device/quiet_work.h"
+#include "runtime/config.h"
 #include "runtime/nccl_teardown.h"
 
 namespace mcrp {
@@ -35,6 +38,8 @@ Loaded load() {
     return loaded;
   }
   const char* name = configured != nullptr && configured[0] != '\0' ? configured : "libnccl.so.2";
+  // Before NCCL reads it, at its first communicator's setup (nccl_inline_launch()).
+  if (config().nccl_inline_launch) setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     loaded.error = std::string("cannot load ") + name + ": " + dlerror();
@@ -104,6 +109,19 @@ const Loaded& loaded() {
 
 const NcclApi* nccl_api() { return loaded().ok ? &loaded().api : nullptr; }
 const std::string& nccl_load_error() { return loaded().error; }
+
+bool nccl_inline_launch() {
+  static const bool on = [] {
+    if (!config().nccl_inline_launch || nccl_api() == nullptr) return false;
+    const char* connect = std::getenv("NCCL_RUNTIME_CONNECT");
+    if (connect != nullptr && std::strcmp(connect, "0") == 0) return true;
+    std::fprintf(stderr, "mcrpmpi: MCRPMPI_NCCL_INLINE_LAUNCH ignored: NCCL_RUNTIME_CONNECT=%s makes NCCL connect at the "
+                 "first launch, which would wait for peers on the caller; nonblocking communicators are used\n",
+                 connect != nullptr ? connect : "");
+    return false;
+  }();
+  return on;
+}
 
 Status nccl_async_error(ncclComm_t comm) {
   const NcclApi& nccl = *nccl_api();

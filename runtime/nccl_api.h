@@ -68,6 +68,13 @@ class NcclGroup {
 };
 const std::string& nccl_load_error();
 
+// Whether NCCL communicators are blocking ones launched on the caller (runtime/nccl_comm.h):
+// MCRPMPI_NCCL_INLINE_LAUNCH=1, and NCCL connects the collectives' peers while a communicator is set
+// up. Loading NCCL sets NCCL_RUNTIME_CONNECT=0 for that when the setting is on and the variable
+// unset; set to anything else, collectives would connect at their first launch, waiting for peers
+// on the caller, so the setting is then ignored (with a message).
+bool nccl_inline_launch();
+
 // A failure NCCL reports asynchronously on `comm` (a peer died, a network error): how a stuck
 // operation shows up while the library polls, instead of as an event that never completes. OK while
 // the communicator is fine or still in progress. Needs nccl_api().

@@ -72,12 +72,14 @@ Status nccl_failure(const std::string& what, ncclResult_t result, ncclComm_t com
   return Status(MPI_ERR_OTHER, what + ": " + nccl->GetErrorString(result) + " (" + nccl->GetLastError(comm) + ")");
 }
 
-// Polls a nonblocking NCCL communicator until its pending operation leaves ncclInProgress.
-Status wait_not_in_progress(ncclComm_t comm, const char* what, device::ProgressHook& progress) {
+// Polls `state` (ncclInProgress, or how the operation ended) until the operation has ended,
+// keeping MPI progressing.
+template <typename State>
+Status wait_not_in_progress(State state, ncclComm_t comm, const char* what, device::ProgressHook& progress) {
   for (;;) {
-    const ncclResult_t state = pending_state(comm);
-    if (state == ncclSuccess) return {};
-    if (state != ncclInProgress) return nccl_failure(what, state, comm);
+    const ncclResult_t now = state();
+    if (now == ncclSuccess) return {};
+    if (now != ncclInProgress) return nccl_failure(what, now, comm);
     MCRP_TRY(progress.poll());
   }
 }
@@ -92,13 +94,17 @@ std::chrono::steady_clock::time_point setup_deadline() {
 
 }  // namespace
 
-NcclComm::NcclComm(MPI_Comm comm, int device_ordinal) : device(device_ordinal), deadline_(setup_deadline()) {
+NcclComm::NcclComm(MPI_Comm comm, int device_ordinal)
+    : device(device_ordinal), inline_launch(nccl_inline_launch()), deadline_(setup_deadline()) {
   {
     std::lock_guard<std::mutex> lock(g_live_mutex);
     g_live.push_back(this);
   }
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
+  sends_open_.assign(static_cast<std::size_t>(size), 0);
+  receives_open_.assign(static_cast<std::size_t>(size), 0);
+  sends_open_[static_cast<std::size_t>(rank)] = receives_open_[static_cast<std::size_t>(rank)] = 1;  // none to itself
   const NcclApi* nccl = nccl_api();
   if (rank == 0) shared_.ok = nccl != nullptr && nccl->GetUniqueId(&shared_.id) == ncclSuccess ? 1 : 0;
   // Issued here, by the same call on every rank, so it matches like any other collective on `comm`.
@@ -114,9 +120,20 @@ NcclComm::~NcclComm() {
   }
   // A nonblocking collective's request may not be freed: complete it (every rank issued it).
   if (id_request_ != MPI_REQUEST_NULL) PMPI_Wait(&id_request_, MPI_STATUS_IGNORE);
+  // The side thread's setup puts the handle where only it and this object see it.
+  const std::shared_ptr<ncclComm_t> slot = side_handle_;
+  const ncclComm_t known = handle;
+  const int device_ordinal = device;
+  auto handle_now = [slot, known] { return known != nullptr || !slot ? known : *slot; };
+  if (side_.busy()) {
+    // A side-thread job still inside NCCL (its peer never came): the communicator is aborted once
+    // the job returns, never under it.
+    side_.abandon([handle_now, device_ordinal] { retire_nccl_handle(handle_now(), device_ordinal, true); });
+    return;
+  }
   // Destroyed now only if nothing is in flight (the usual case of one thread): a destroy waits for
   // every NCCL kernel of the process (see nccl_teardown.h).
-  retire_nccl_handle(handle, device, broken || phase_ != Phase::ready);
+  retire_nccl_handle(handle_now(), device, broken || phase_ != Phase::ready);
   tear_down_retired_when_quiet();
 }
 
@@ -124,6 +141,7 @@ bool NcclComm::quiet() {
   std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return false;
   if (phase_ != Phase::ready || broken) return true;
+  if (side_.busy()) return false;
   if (launching_ || enqueuing_ != nullptr || !queued_.empty()) return false;
   device::DeviceGuard guard(device);
   return !device::stream_busy(stream.get());
@@ -150,6 +168,8 @@ void NcclComm::step_setup() {
       end_setup(Status(MPI_ERR_OTHER, "MPI_Ibcast of the NCCL unique id failed"));
     } else if (arrived && !shared_.ok) {
       end_setup(Status(MPI_ERR_OTHER, "rank 0 could not create an NCCL unique id"));
+    } else if (arrived && inline_launch) {
+      start_blocking_init();
     } else if (arrived) {
       device::DeviceGuard guard(device);
       ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
@@ -167,7 +187,13 @@ void NcclComm::step_setup() {
     }
   }
   if (phase_ == Phase::initializing) {
-    const ncclResult_t state = pending_state(handle);
+    ncclResult_t state = ncclInProgress;
+    if (!inline_launch) {
+      state = pending_state(handle);
+    } else if (!side_.busy()) {
+      state = side_.result();
+      handle = *side_handle_;
+    }
     if (state == ncclSuccess) {
       device::DeviceGuard guard(device);
       end_setup(device::create_library_stream(stream));
@@ -178,6 +204,90 @@ void NcclComm::step_setup() {
                                           std::to_string(config().nccl_timeout_s) + " s"));
     }
   }
+}
+
+void NcclComm::start_blocking_init() {
+  side_handle_ = std::make_shared<ncclComm_t>(nullptr);
+  const std::shared_ptr<ncclComm_t> slot = side_handle_;
+  const int device_ordinal = device, nranks = size, me = rank;
+  const ncclUniqueId id = shared_.id;
+  // Not under the launch lock: it waits for every member to come, and may do so while this process
+  // launches on other communicators (as NCCL's own nonblocking setup thread does).
+  side_.start([slot, device_ordinal, nranks, me, id] {
+    device::DeviceGuard guard(device_ordinal);
+    ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
+    nccl_config.blocking = 1;
+    return nccl_api()->CommInitRankConfig(slot.get(), nranks, id, me, &nccl_config);
+  });
+  phase_ = Phase::initializing;
+}
+
+bool NcclComm::connected(const std::vector<int>& to, const std::vector<int>& from) {
+  std::lock_guard<std::mutex> lock(connections_mutex_);
+  auto open = [](const std::vector<char>& opened, const std::vector<int>& peers) {
+    return std::all_of(peers.begin(), peers.end(), [&](int peer) { return opened[static_cast<std::size_t>(peer)] != 0; });
+  };
+  return open(sends_open_, to) && open(receives_open_, from);
+}
+
+std::vector<int> NcclComm::everyone_else() const {
+  std::vector<int> peers;
+  peers.reserve(static_cast<std::size_t>(size));
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer != rank) peers.push_back(peer);
+  }
+  return peers;
+}
+
+ncclResult_t NcclComm::issue_p2p(const std::vector<int>& to, const std::vector<int>& from,
+                                 std::function<ncclResult_t()> calls) {
+  if (!inline_launch || connected(to, from)) return calls();
+  {
+    std::lock_guard<std::mutex> lock(connections_mutex_);
+    side_launch_ = true;
+    side_to_ = to;
+    side_from_ = from;
+  }
+  const int device_ordinal = device;
+  // Not under the launch lock: connecting waits for the peers' matching launches.
+  side_.start([calls = std::move(calls), device_ordinal] {
+    device::DeviceGuard guard(device_ordinal);
+    return calls();
+  });
+  return ncclInProgress;
+}
+
+ncclResult_t NcclComm::issue_transfers(const std::vector<NcclTransfer>& group) {
+  std::vector<int> to, from;
+  for (const NcclTransfer& t : group) (t.send ? to : from).push_back(t.peer);
+  const ncclComm_t comm = handle;
+  const cudaStream_t on = stream.get();
+  return issue_p2p(to, from, [group, comm, on] {
+    const NcclApi& nccl = *nccl_api();
+    NcclGroup grouped(nccl);
+    ncclResult_t rc = grouped.start();
+    for (const NcclTransfer& t : group) {
+      if (rc != ncclSuccess && rc != ncclInProgress) return rc;  // the group is closed by its guard
+      rc = t.send ? nccl.Send(t.data, t.bytes, ncclUint8, t.peer, comm, on)
+                  : nccl.Recv(t.data, t.bytes, ncclUint8, t.peer, comm, on);
+    }
+    return rc == ncclSuccess || rc == ncclInProgress ? grouped.end() : rc;
+  });
+}
+
+ncclResult_t NcclComm::enqueue_state() {
+  {
+    std::lock_guard<std::mutex> lock(connections_mutex_);
+    if (side_launch_) {
+      if (side_.busy()) return ncclInProgress;
+      side_launch_ = false;
+      const ncclResult_t result = side_.result();
+      if (result != ncclSuccess) return result;
+      for (int peer : side_to_) sends_open_[static_cast<std::size_t>(peer)] = 1;
+      for (int peer : side_from_) receives_open_[static_cast<std::size_t>(peer)] = 1;
+    }
+  }
+  return pending_state(handle);
 }
 
 void NcclComm::launch_queued() {
@@ -208,7 +318,7 @@ bool NcclComm::advance() {
     std::lock_guard<std::mutex> lock(mutex_);
     step_setup();
     if (enqueuing_ != nullptr) {
-      const ncclResult_t state = pending_state(handle);
+      const ncclResult_t state = enqueue_state();
       if (state != ncclInProgress) {
         if (state != ncclSuccess) {
           broken = true;
@@ -263,7 +373,8 @@ Status NcclComm::fail(const Status& why) {
     ready = phase_ == Phase::ready;  // a communicator still being set up has nothing to stop
   }
   const NcclApi* nccl = nccl_api();
-  if (ready && nccl != nullptr && nccl->CommRevoke != nullptr) {
+  // Not while the side thread is inside NCCL on this communicator: aborted once it is out (~NcclComm).
+  if (ready && nccl != nullptr && nccl->CommRevoke != nullptr && !side_.busy()) {
     std::lock_guard<std::mutex> lock(nccl_launch_mutex());
     device::DeviceGuard guard(device);
     nccl->CommRevoke(handle, 0);
@@ -294,7 +405,7 @@ void NcclComm::end_direct() {
 
 Status NcclComm::wait_enqueued(device::ProgressHook& progress) {
   profile::StepTimer waiting(profile::Step::wait);
-  return wait_not_in_progress(handle, "enqueueing NCCL work", progress);
+  return wait_not_in_progress([this] { return enqueue_state(); }, handle, "enqueueing NCCL work", progress);
 }
 
 Status NcclComm::submit(QueuedLaunch* work) {
@@ -363,7 +474,7 @@ Status settle(NcclComm& comm, ncclResult_t result, const char* what) {
   if (result == ncclSuccess) return {};
   if (result == ncclInProgress) {
     MpiProgress progress;
-    return wait_not_in_progress(comm.handle, what, progress);
+    return wait_not_in_progress([&comm] { return pending_state(comm.handle); }, comm.handle, what, progress);
   }
   return nccl_failure(what, result, comm.handle);
 }

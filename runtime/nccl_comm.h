@@ -14,6 +14,14 @@
 // communicators in opposite orders both get through (guarantee 2). Routing to NCCL at all is agreed beforehand from the WORLD map (every member can
 // load NCCL; tuning/world_map.h), so no agreement round is needed here; a failed initialisation
 // fails the calls waiting for it with an MPI error instead of hanging (MCRPMPI_NCCL_TIMEOUT bounds it).
+//
+// With MCRPMPI_NCCL_INLINE_LAUNCH=1 the NCCL communicator is a blocking one instead: NCCL 2.28 starts
+// a thread at every ncclGroupEnd of a nonblocking communicator (src/group.cc), which a blocking one
+// does not. What may wait for peers stays off the caller: the setup runs on the communicator's side
+// thread (runtime/nccl_side_thread.h), NCCL connects the collectives' peers during it
+// (NCCL_RUNTIME_CONNECT=0, runtime/nccl_api.h), and a launch that opens point-to-point connections
+// (ncclSend/ncclRecv and NCCL's AlltoAll, Gather, Scatter, which connect per peer at first use) runs
+// there too; every other launch runs inline and returns once enqueued, as raw NCCL's does.
 #pragma once
 #include <cuda_runtime_api.h>
 #include <mpi.h>
@@ -22,12 +30,16 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "device/handles.h"
 #include "device/status.h"
 #include "device/wait.h"
+#include "runtime/nccl_side_thread.h"
+#include "runtime/nccl_transfers.h"
 
 namespace mcrp {
 
@@ -50,6 +62,7 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
 
   ncclComm_t handle = nullptr;
   const int device;
+  const bool inline_launch;  // a blocking NCCL communicator (see above)
   int size = 0;
   int rank = 0;
   device::Stream stream;  // non-blocking; each launch orders it after the legacy default stream
@@ -91,11 +104,28 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   // keeping MPI and the other communicators progressing.
   Status wait_enqueued(device::ProgressHook& progress);
 
+  // Issues `calls` (group start to group end; values only, see nccl_side_thread.h), which send to the
+  // ranks `to` and receive from `from`, with the launch turn held: on the calling thread under the
+  // launch lock, or, on an inline-launch communicator when one of those connections is not open
+  // yet, on the side thread. That answers ncclInProgress, and the turn's holder learns the end as on
+  // a nonblocking communicator (wait_enqueued, advance).
+  ncclResult_t issue_p2p(const std::vector<int>& to, const std::vector<int>& from,
+                         std::function<ncclResult_t()> calls);
+  // One group of ncclSend/ncclRecv, through issue_p2p.
+  ncclResult_t issue_transfers(const std::vector<NcclTransfer>& group);
+  // Every rank but this one: the peers of an all-to-all.
+  std::vector<int> everyone_else() const;
+
  private:
   enum class Phase { exchanging_id, initializing, ready, failed };
   void end_setup(Status result);  // under mutex_
   void step_setup();              // under mutex_
   void launch_queued();           // launches in order while allowed; takes mutex_ itself
+  void start_blocking_init();     // under mutex_: the inline-launch setup, on the side thread
+  // The enqueue in progress: ncclInProgress, or how it ended (a side-thread launch's connections
+  // are then open, or NCCL's answer on a nonblocking communicator).
+  ncclResult_t enqueue_state();
+  bool connected(const std::vector<int>& to, const std::vector<int>& from);
 
   std::mutex mutex_;
   std::atomic<bool> stopped_{false};  // fail() has told NCCL to stop (or found nothing to stop)
@@ -110,6 +140,14 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   } shared_{};
   std::chrono::steady_clock::time_point deadline_;
   std::deque<QueuedLaunch*> queued_;
+  // Inline launch: the side thread, where the side-thread launch connects to, and which
+  // point-to-point connections are open (by peer; NCCL opens them per peer and direction).
+  NcclSideThread side_;
+  std::shared_ptr<ncclComm_t> side_handle_;  // where the setup job puts the handle
+  std::mutex connections_mutex_;
+  bool side_launch_ = false;
+  std::vector<int> side_to_, side_from_;
+  std::vector<char> sends_open_, receives_open_;
 };
 
 // The NCCL communicator for `comm` on `device`, its setup started by this call if it is the first

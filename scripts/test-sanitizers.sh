@@ -19,7 +19,7 @@ targets="mcrpmpi mcrpmpi_unit_tests mcrpmpi_pool_tests mcrpmpi_memory_check_test
          test_ignored_arguments_linked test_verify_agreement test_bad_input_linked
          mcrpmpi_fake_nccl mcrpmpi_gpu_collectives test_stuck_peer test_sessions test_p2p_idle_member
          test_block_collectives_linked test_local_calls_linked test_attached_buffer_linked test_intercomm_bcast_linked"
-tests='^mpi\.(p2p\.asserted\.np[23]|p2p\.asserted\.small_chunks\.np3|p2p\.fake_device\.np[23]|staged_pipeline\.fake_device\.np[23]|thread_stress\.fake-device\.np2|ignored_arguments\.fake_device\.np[23]|verify_agreement\.fake_device\.np3|bad_input\.fake_device\.np[23]|sessions\.fake_device\.np2|block_collectives\.(fake_device\.np3|mixed\.np3|host\.np3)|local_calls\.(fake_device|host)\.np2|attached_buffer\.fake_device\.np2|intercomm_bcast\.(fake_device|host)\.np4|fake_nccl\.(collectives\.np3|p2p_asserted\.np2|thread_stress\.np2|stuck_peer\.np2|sessions\.np2|p2p_idle_member\.np3)|async_device\.(p2p_asserted\.small_chunks\.np3|collectives\.nccl\.np2)|stream_order\.p2p\.async\.np3)$'
+tests='^mpi\.(p2p\.asserted\.np[23]|p2p\.asserted\.small_chunks\.np3|p2p\.fake_device\.np[23]|staged_pipeline\.fake_device\.np[23]|thread_stress\.fake-device\.np2|ignored_arguments\.fake_device\.np[23]|verify_agreement\.fake_device\.np3|bad_input\.fake_device\.np[23]|sessions\.fake_device\.np2|block_collectives\.(fake_device\.np3|mixed\.np3|host\.np3)|local_calls\.(fake_device|host)\.np2|attached_buffer\.fake_device\.np2|intercomm_bcast\.(fake_device|host)\.np4|fake_nccl\.(collectives\.np3|p2p_asserted\.np2|thread_stress\.np2|stuck_peer\.np2|sessions\.np2|p2p_idle_member\.np3|inline\.(collectives\.np3|p2p_asserted\.np2|stuck_peer\.np2))|async_device\.(p2p_asserted\.small_chunks\.np3|collectives\.nccl\.np2)|stream_order\.p2p\.async\.np3)$'
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCRPMPI_SANITIZE=address,undefined >/dev/null
 # shellcheck disable=SC2086
 cmake --build "$build" -j "$(nproc)" --target $targets
@@ -46,4 +46,4 @@ cmake --build "$tsan_build" -j "$(nproc)" --target mcrpmpi test_thread_stress te
 cd "$tsan_build"
 TSAN_OPTIONS="halt_on_error=1:report_signal_unsafe=0:${TSAN_OPTIONS:-}" UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no \
   ctest --output-on-failure -j "$(nproc)" --timeout 600 \
-  -R '^mpi\.(thread_stress\.fake-device\.np2|thread_stress\.host\.np3|fake_nccl\.thread_stress\.np[23]|p2p\.asserted\.np2|fake_nccl\.p2p_asserted\.np2)$' "$@"
+  -R '^mpi\.(thread_stress\.fake-device\.np2|thread_stress\.host\.np3|fake_nccl\.thread_stress\.np[23]|p2p\.asserted\.np2|fake_nccl\.p2p_asserted\.np2|fake_nccl\.inline\.thread_stress\.np2)$' "$@"

@@ -111,6 +111,11 @@ Place place(ncclComm_t handle) { return Place{comm_of(handle)->rank, comm_of(han
 
 std::size_t bytes_of(std::size_t count, ncclDataType_t type) { return count * fake_nccl::type_size(type); }
 
+Work opening_streams(Work work) {
+  work.opens_streams();
+  return work;
+}
+
 
 }  // namespace
 
@@ -308,25 +313,28 @@ ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, ncclDataT
 ncclResult_t ncclAlltoAll(const void* send, void* recv, size_t count, ncclDataType_t type, ncclComm_t comm,
                           cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, ncclSum, kNoRoot, send, recv, count));
-  return issue(comm, fake_nccl::all_to_all(place(comm), send, recv, bytes_of(count, type)), false, stream);
+  return issue(comm, opening_streams(fake_nccl::all_to_all(place(comm), send, recv, bytes_of(count, type))), false, stream);
 }
 
 ncclResult_t ncclGather(const void* send, void* recv, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
                         cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, ncclSum, root, send, rooted(comm, root, recv, send), count));
-  return issue(comm, fake_nccl::gather(place(comm), send, recv, bytes_of(count, type), root), false, stream);
+  return issue(comm, opening_streams(fake_nccl::gather(place(comm), send, recv, bytes_of(count, type), root)), false,
+               stream);
 }
 
 ncclResult_t ncclScatter(const void* send, void* recv, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
                          cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, ncclSum, root, rooted(comm, root, send, recv), recv, count));
-  return issue(comm, fake_nccl::scatter(place(comm), send, recv, bytes_of(count, type), root), false, stream);
+  return issue(comm, opening_streams(fake_nccl::scatter(place(comm), send, recv, bytes_of(count, type), root)), false,
+               stream);
 }
 
 ncclResult_t ncclSend(const void* send, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream) {
   FAKE_TRY(check_call(comm, type, ncclSum, peer, send, send, count));
   Work work;
   work.send(peer, send, bytes_of(count, type));
+  work.opens_to.push_back(peer);  // even when empty: NCCL connects for those too
   return issue(comm, std::move(work), true, stream);
 }
 
@@ -334,6 +342,7 @@ ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int peer, n
   FAKE_TRY(check_call(comm, type, ncclSum, peer, recv, recv, count));
   Work work;
   work.receive(peer, recv, bytes_of(count, type));
+  work.opens_from.push_back(peer);
   return issue(comm, std::move(work), true, stream);
 }
 

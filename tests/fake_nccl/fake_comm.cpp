@@ -27,6 +27,12 @@ bool all_done(const std::vector<Stream>& streams) {
 
 }  // namespace
 
+#define FAKE_CONNECT_TRY(expression)       \
+  do {                                     \
+    const ncclResult_t rc_ = (expression); \
+    if (rc_ != ncclSuccess) return rc_;    \
+  } while (0)
+
 bool late_kernels() {
   static const bool on = [] {
     const char* value = std::getenv("MCRPMPI_FAKE_NCCL_LATE");
@@ -35,7 +41,12 @@ bool late_kernels() {
   return on;
 }
 
-Comm::Comm(int nranks, int rank, bool blocking) : nranks(nranks), rank(rank), blocking(blocking) {
+Comm::Comm(int nranks, int rank, bool blocking)
+    : nranks(nranks),
+      rank(rank),
+      blocking(blocking),
+      sends_open_(static_cast<std::size_t>(nranks), 0),
+      receives_open_(static_cast<std::size_t>(nranks), 0) {
   device_model::add(this);
 }
 
@@ -75,14 +86,41 @@ bool Comm::start(const std::string& name) {
   return true;
 }
 
+ncclResult_t Comm::connect(const Work& work) {
+  std::vector<std::pair<int, int>> opening;  // (from, to)
+  for (int peer : work.opens_to) {
+    if (peer == rank || sends_open_[static_cast<std::size_t>(peer)]) continue;
+    segment_.come_to_connection(rank, peer, true);
+    opening.emplace_back(rank, peer);
+  }
+  for (int peer : work.opens_from) {
+    if (peer == rank || receives_open_[static_cast<std::size_t>(peer)]) continue;
+    segment_.come_to_connection(peer, rank, false);
+    opening.emplace_back(peer, rank);
+  }
+  unsigned idle = 0;
+  for (const auto& pair : opening) {
+    while (!segment_.connection_open(pair.first, pair.second)) {
+      if (stalled(&idle)) continue;
+      const ncclResult_t failed = failure_.load();
+      return failed != ncclSuccess ? failed : ncclInvalidUsage;  // stopped
+    }
+    (pair.first == rank ? sends_open_[static_cast<std::size_t>(pair.second)]
+                        : receives_open_[static_cast<std::size_t>(pair.first)]) = 1;
+  }
+  return ncclSuccess;
+}
+
 ncclResult_t Comm::submit(Work work) {
+  if (blocking) FAKE_CONNECT_TRY(connect(work));
   std::unique_lock<std::mutex> lock(mutex_);
   const ncclResult_t failed = failure_.load();
   if (failed != ncclSuccess) return failed;
   const std::uint64_t ticket = ++submitted_;
   queue_.push_back(std::move(work));
   changed_.notify_all();
-  if (!blocking) return late_kernels() ? ncclSuccess : ncclInProgress;
+  if (late_kernels()) return ncclSuccess;  // queued: the "kernel" runs later
+  if (!blocking) return ncclInProgress;
   changed_.wait(lock, [&] { return completed_ >= ticket || failure_.load() != ncclSuccess || stopping_; });
   return failure_.load();
 }

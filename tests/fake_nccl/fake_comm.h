@@ -3,6 +3,14 @@
 // Like a GPU it makes progress whatever the calling threads do, so the library's nonblocking
 // machinery, ordering and failure handling run as they would on a device.
 //
+// Blocking communicators (config.blocking = 1, raw NCCL's and the library's with
+// MCRPMPI_NCCL_INLINE_LAUNCH) model what NCCL does on the caller there: the setup waits for every
+// rank, and a launch that uses a point-to-point connection not used before (ncclSend, ncclRecv,
+// AlltoAll, Gather, Scatter; one per peer and direction) first waits for the peer's launch that
+// opens the other end, as NCCL's connection setup at launch does. The collectives' connections are
+// open from the setup, as with NCCL_RUNTIME_CONNECT=0. A launch then returns once its work is
+// queued (late kernels) or done (the first model).
+//
 // The communicators are nonblocking in the way the library configures NCCL's (config.blocking = 0):
 // ncclCommGetAsyncError reports ncclInProgress while the communicator is set up and while a finalize
 // flushes its work. A launch returns once its work is queued, as NCCL's does once its kernel is enqueued, and the work
@@ -22,6 +30,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/fake_nccl/shared_segment.h"
 #include "tests/fake_nccl/work.h"
@@ -68,6 +77,7 @@ class Comm {
   bool wait_for_peers();                 // until every rank has mapped the segment
   bool stalled(unsigned* idle_rounds);   // backs off; false when the wait must end
   bool a_peer_died();
+  ncclResult_t connect(const Work& work);  // a blocking communicator's new connections (see above)
 
   Segment segment_;
   std::thread worker_;
@@ -80,6 +90,7 @@ class Comm {
   bool finalize_reported_ = true;  // false from a nonblocking finalize until state() has said ncclInProgress once
   std::atomic<ncclResult_t> failure_{ncclSuccess};
   std::string error_;
+  std::vector<char> sends_open_, receives_open_;  // by peer; touched by the launching thread only
 };
 
 }  // namespace fake_nccl

@@ -15,7 +15,11 @@ namespace {
 constexpr std::uint64_t kMagic = 0x6d637270666e636cULL;  // "mcrpfncl"
 
 std::size_t pids_offset() { return (sizeof(SegmentHeader) + 63) / 64 * 64; }
-std::size_t rings_offset(int nranks) { return (pids_offset() + sizeof(pid_t) * nranks + 63) / 64 * 64; }
+std::size_t ends_offset(int nranks) { return (pids_offset() + sizeof(pid_t) * nranks + 63) / 64 * 64; }
+// Two flags per ordered pair of ranks: the sender's end has come, the receiver's end has come.
+std::size_t rings_offset(int nranks) {
+  return (ends_offset(nranks) + 2 * sizeof(std::atomic<std::uint8_t>) * nranks * nranks + 63) / 64 * 64;
+}
 
 }  // namespace
 
@@ -93,6 +97,17 @@ pid_t Segment::pid_of(int rank) const {
 Ring& Segment::ring(int from, int to) const {
   auto* rings = reinterpret_cast<Ring*>(static_cast<char*>(base_) + rings_offset(nranks_));
   return rings[static_cast<std::size_t>(from) * nranks_ + to];
+}
+
+void Segment::come_to_connection(int from, int to, bool as_sender) const {
+  auto* ends = reinterpret_cast<std::atomic<std::uint8_t>*>(static_cast<char*>(base_) + ends_offset(nranks_));
+  ends[2 * (static_cast<std::size_t>(from) * nranks_ + to) + (as_sender ? 0 : 1)].store(1, std::memory_order_release);
+}
+
+bool Segment::connection_open(int from, int to) const {
+  auto* ends = reinterpret_cast<std::atomic<std::uint8_t>*>(static_cast<char*>(base_) + ends_offset(nranks_));
+  const std::size_t pair = 2 * (static_cast<std::size_t>(from) * nranks_ + to);
+  return ends[pair].load(std::memory_order_acquire) != 0 && ends[pair + 1].load(std::memory_order_acquire) != 0;
 }
 
 void Segment::unlink_name() {

@@ -45,6 +45,10 @@ class Segment {
   bool everyone_arrived() const;
   pid_t pid_of(int rank) const;
   Ring& ring(int from, int to) const;
+  // Point-to-point connections (a blocking communicator's, fake_comm.h): each end of the pair
+  // `from` -> `to` says it has come; the connection is open once both have.
+  void come_to_connection(int from, int to, bool as_sender) const;
+  bool connection_open(int from, int to) const;
   // Removes the name once every rank has mapped it (the mapping stays valid).
   void unlink_name();
 

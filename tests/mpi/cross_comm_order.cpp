@@ -15,49 +15,72 @@
 namespace mcrp_test {
 namespace {
 
-// One Iallreduce (float sum) on one communicator, with its buffers and reference.
+// One Iallreduce (float sum) or Ialltoall on one communicator, with its buffers and reference. The
+// all-to-all is there for NCCL's point-to-point connections, made per peer at a communicator's first
+// such launch (MCRPMPI_NCCL_INLINE_LAUNCH: made on the caller, they would hang these patterns).
+enum class Collective { allreduce, alltoall };
+
 class Reduction {
  public:
-  Reduction(MemorySpace& space, MPI_Comm comm, int id, int world_rank, int world_size, int n, bool in_place)
-      : comm_(comm), id_(id), n_(n), in_place_(in_place), send_(space, mine(world_rank, id, n)),
-        recv_(space, std::vector<float>(n, -1.0f)), expected_(n, 0.0f) {
-    if (in_place_) recv_.upload(mine(world_rank, id, n));
-    for (int q = 0; q < world_size; ++q) {
-      const std::vector<float> theirs = mine(q, id, n);
-      for (int i = 0; i < n; ++i) expected_[i] += theirs[i];
+  Reduction(MemorySpace& space, Collective collective, MPI_Comm comm, int id, int n, bool in_place)
+      : collective_(collective), comm_(comm), id_(id), in_place_(in_place) {
+    int me = 0, size = 1;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    count_ = n;  // all-to-all: per peer
+    const int total = collective == Collective::alltoall ? n * size : n;
+    std::vector<float> mine(total);
+    for (int i = 0; i < total; ++i) mine[i] = value(me, i / n, i % n);
+    expected_.assign(static_cast<std::size_t>(total), 0.0f);
+    for (int i = 0; i < total; ++i) {
+      if (collective == Collective::alltoall) {
+        expected_[i] = value(i / n, me, i % n);  // block j: what rank j sent to this one
+      } else {
+        for (int q = 0; q < size; ++q) expected_[i] += value(q, i / n, i % n);
+      }
     }
+    send_ = std::make_unique<SpaceBuffer<float>>(space, mine);
+    recv_ = std::make_unique<SpaceBuffer<float>>(space, std::vector<float>(total, -1.0f));
+    if (in_place_) recv_->upload(mine);
   }
 
   int start() {
-    return MPI_Iallreduce(in_place_ ? MPI_IN_PLACE : send_.data(), recv_.data(), n_, MPI_FLOAT, MPI_SUM, comm_,
-                          &request_);
+    const void* send = in_place_ ? MPI_IN_PLACE : send_->data();
+    if (collective_ == Collective::alltoall) {
+      return MPI_Ialltoall(send, count_, MPI_FLOAT, recv_->data(), count_, MPI_FLOAT, comm_, &request_);
+    }
+    return MPI_Iallreduce(send, recv_->data(), count_, MPI_FLOAT, MPI_SUM, comm_, &request_);
   }
   int run_blocking() {
-    return MPI_Allreduce(in_place_ ? MPI_IN_PLACE : send_.data(), recv_.data(), n_, MPI_FLOAT, MPI_SUM, comm_);
+    const void* send = in_place_ ? MPI_IN_PLACE : send_->data();
+    if (collective_ == Collective::alltoall) {
+      return MPI_Alltoall(send, count_, MPI_FLOAT, recv_->data(), count_, MPI_FLOAT, comm_);
+    }
+    return MPI_Allreduce(send, recv_->data(), count_, MPI_FLOAT, MPI_SUM, comm_);
   }
   MPI_Request& request() { return request_; }
 
   void verify(Checker& checker, const std::string& pattern) const {
-    const std::vector<float> got = recv_.download();
+    const std::vector<float> got = recv_->download();
+    const std::string what = collective_ == Collective::alltoall ? ": all-to-all on comm " : ": sum on comm ";
     checker.check(request_ == MPI_REQUEST_NULL, pattern + ": request of comm " + std::to_string(id_) + " freed");
-    checker.expect_equal(pattern + ": sum on comm " + std::to_string(id_), MPI_SUCCESS, got.data(),
-                         expected_.data(), expected_.size());
+    checker.expect_equal(pattern + what + std::to_string(id_), MPI_SUCCESS, got.data(), expected_.data(),
+                         expected_.size());
   }
 
  private:
-  // Small integers: float sums are exact in any order.
-  static std::vector<float> mine(int rank, int id, int n) {
-    std::vector<float> v(n);
-    for (int i = 0; i < n; ++i) v[i] = static_cast<float>((rank + 1) * (id + 1) + i % 7);
-    return v;
+  // What `from` contributes at element i of block `block` (the block for rank `block` in an
+  // all-to-all): small integers, so float sums are exact in any order.
+  float value(int from, int block, int i) const {
+    return static_cast<float>((from + 1) * (id_ + 1) + (block * 3 + i) % 7);
   }
 
+  Collective collective_;
   MPI_Comm comm_;
   int id_;
-  int n_;
+  int count_ = 0;
   bool in_place_;
-  SpaceBuffer<float> send_;
-  SpaceBuffer<float> recv_;
+  std::unique_ptr<SpaceBuffer<float>> send_, recv_;
   std::vector<float> expected_;
   MPI_Request request_ = MPI_REQUEST_NULL;
 };
@@ -81,10 +104,19 @@ struct Comms {
 
 class Patterns {
  public:
-  Patterns(Checker& checker, MPI_Comm world, MemorySpace& space, int n)
-      : checker_(checker), world_(world), comms_(world), space_(space), n_(n) {
+  Patterns(Checker& checker, MPI_Comm world, MemorySpace& space, int n, Collective collective)
+      : checker_(checker), world_(world), comms_(world), space_(space), n_(n), collective_(collective) {
     MPI_Comm_rank(world, &rank_);
     MPI_Comm_size(world, &size_);
+    // The NCCL communicators set up first (one allreduce on each), so that the all-to-all patterns
+    // meet NCCL's point-to-point connections on ready communicators: behind a setup, which every
+    // member joins, a launch's order would not matter.
+    if (collective == Collective::alltoall) {
+      for (int id = 0; id < 3; ++id) {
+        Reduction warm_up(space_, Collective::allreduce, comms_.c[id], id, 1, false);
+        checker_.check(warm_up.run_blocking() == MPI_SUCCESS, label("set-up allreduce"));
+      }
+    }
   }
 
   void run_all() {
@@ -100,11 +132,14 @@ class Patterns {
   std::vector<std::unique_ptr<Reduction>> fresh() {
     std::vector<std::unique_ptr<Reduction>> r;
     for (int id = 0; id < 3; ++id) {
-      r.push_back(std::make_unique<Reduction>(space_, comms_.c[id], id, rank_, size_, n_, id == 2));
+      r.push_back(std::make_unique<Reduction>(space_, collective_, comms_.c[id], id, n_, id == 2));
     }
     return r;
   }
-  std::string label(const char* pattern) const { return std::string(pattern) + " n=" + std::to_string(n_) + " [" + space_.name() + "]"; }
+  std::string label(const char* pattern) const {
+    return std::string(pattern) + (collective_ == Collective::alltoall ? " (alltoall)" : "") + " n=" +
+           std::to_string(n_) + " [" + space_.name() + "]";
+  }
   void start(Reduction& r, const std::string& what) { checker_.check(r.start() == MPI_SUCCESS, what + ": start"); }
   void wait_all(std::vector<std::unique_ptr<Reduction>>& r, const std::string& what, bool reverse = false) {
     std::vector<MPI_Request> requests;
@@ -205,6 +240,7 @@ class Patterns {
   Comms comms_;
   MemorySpace& space_;
   int n_;
+  Collective collective_;
   int rank_ = 0;
   int size_ = 1;
 };
@@ -212,7 +248,9 @@ class Patterns {
 }  // namespace
 
 void check_cross_comm_order(Checker& checker, MPI_Comm world, MemorySpace& space, int n) {
-  Patterns(checker, world, space, n).run_all();
+  Patterns(checker, world, space, n, Collective::allreduce).run_all();
+  // Fresh communicators: their first all-to-all is a pattern's.
+  Patterns(checker, world, space, n, Collective::alltoall).run_all();
 }
 
 }  // namespace mcrp_test
