@@ -54,6 +54,10 @@ else
   export LD_LIBRARY_PATH=$MCRPMPI_ABI_SHIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   expected_library="$MCRPMPI_ABI_VENV/lib/libmpi[.]so"
 fi
+if [ "$python_program" = 1 ] && [ ! -x "$python" ]; then
+  echo "SKIP: no Python venv at $python (run scripts/setup-python.sh, or scripts/setup-abi-matrix.sh)"
+  exit 77
+fi
 command=("$@")
 [ "$python_program" = 1 ] && command=("$python" "${command[@]}")
 
