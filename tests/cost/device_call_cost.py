@@ -2,8 +2,9 @@
 """What the library spends on a blocking device-buffer collective, counted instead of timed.
 
 Runs tests/cost/device_call_loop on 2 ranks under callgrind at two iteration counts, with buffers in
-the library's fake device, once with the fake NCCL loaded (the NCCL path: the direct blocking
-launch) and once without (the staged path), and prints rank 0's instructions per call: everything
+the library's fake device, with the fake NCCL loaded (the NCCL path: the direct blocking launch),
+once on nonblocking NCCL communicators (the default) and once on blocking ones
+(MCRPMPI_NCCL_INLINE_LAUNCH=1, the same budget), and once without it (the staged path), and prints rank 0's instructions per call: everything
 the calling thread executes inside the MPI entry points (the library, the C and C++ runtimes it
 calls, its queries of the base MPI), less what it cannot help:
 - waiting: the GPU wait (mcrp::device::wait_event), NCCL's enqueue (mcrp::NcclComm::wait_enqueued)
@@ -36,11 +37,13 @@ def run(args, family, iterations, workdir):
     """(calls per iteration, rank 0's calling-thread Profile)."""
     prefix = os.path.join(workdir, f"{family}.{iterations}")
     command = [args.mpiexec, "-n", str(RANKS), "-genv", "LD_PRELOAD", args.lib, "-genv", "MCRPMPI_FAKE_DEVICE", "1"]
-    if family == "nccl":
+    if family.startswith("nccl"):
         # The fake NCCL's first model (work done before the launch is reported enqueued, events
         # tokens): the budgets were set with it, and its late-kernel model allocates an event
         # object per event, which is the fake's cost, not the library's.
         command += ["-genv", "MCRPMPI_NCCL_LIBRARY", args.fake_nccl, "-genv", "MCRPMPI_FAKE_NCCL_LATE", "0"]
+    if family == "nccl-inline":
+        command += ["-genv", "MCRPMPI_NCCL_INLINE_LAUNCH", "1"]
     command += ["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={prefix}.%q{{PMI_RANK}}"]
     command += [f"--toggle-collect={name}" for name in ENTRY_POINTS + NOT_COLLECTED]
     command += [args.program, str(iterations)]
@@ -109,9 +112,10 @@ def main():
           f"rank 0's calling thread, waits not collected ({', '.join(NOT_COLLECTED)})")
     within = True
     with tempfile.TemporaryDirectory(prefix="mcrpmpi-device-cost-") as workdir:
-        for family in ("nccl", "staged"):
+        for family in ("nccl", "nccl-inline", "staged"):
             calls, events, functions, arcs = measure(args, family, workdir)
-            within = report(args, family, getattr(args, f"budget_{family}"), calls, events, functions, arcs) and within
+            budget = args.budget_staged if family == "staged" else args.budget_nccl
+            within = report(args, family, budget, calls, events, functions, arcs) and within
     return 0 if within else 1
 
 
