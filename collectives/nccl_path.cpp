@@ -107,11 +107,12 @@ Status Launcher::exchange(const std::vector<Transfer>& sends, const std::vector<
 
 Status Launcher::rooted_p2p(const char* name, RootedCall call, const char* input, char* output, std::size_t bytes, int root) {
   // Gather: the root receives from every other rank, which send to it; scatter the reverse. NCCL
-  // drops empty ones before they connect anything.
+  // drops empty ones before they connect anything. (Peers matter on inline-launch communicators only.)
   const bool at_root = p_.self.rank == root;
+  const bool opens = comm_.inline_launch && bytes > 0;
   const std::vector<int> none;
-  const std::vector<int> root_only = bytes > 0 && !at_root ? std::vector<int>{root} : none;
-  const std::vector<int> others = bytes > 0 && at_root ? comm_.everyone_else() : none;
+  const std::vector<int> root_only = opens && !at_root ? std::vector<int>{root} : none;
+  const std::vector<int> others = opens && at_root ? comm_.everyone_else() : none;
   const bool gathering = call == nccl_.Gather;
   const ncclComm_t comm = comm_.handle;
   const cudaStream_t on = stream();
@@ -241,7 +242,8 @@ Status Launcher::movement(DeviceView& send, DeviceView& recv) {
       if (c.in_place()) MCRP_TRY(duplicate(recv, &recv_copy));
       const DeviceView& input = c.in_place() ? recv_copy : send;
       if (c.kind == CollKind::alltoallv || nccl_.AlltoAll == nullptr) return vector_movement(input, recv);
-      const std::vector<int> peers = recv.bytes(0) > 0 ? comm_.everyone_else() : std::vector<int>();
+      const bool opens = comm_.inline_launch && recv.bytes(0) > 0;  // peers matter there only
+      const std::vector<int> peers = opens ? comm_.everyone_else() : std::vector<int>();
       const char* from = input.data;
       char* to = recv.data;
       const std::size_t bytes = recv.bytes(0);

@@ -239,9 +239,8 @@ std::vector<int> NcclComm::everyone_else() const {
   return peers;
 }
 
-ncclResult_t NcclComm::issue_p2p(const std::vector<int>& to, const std::vector<int>& from,
-                                 std::function<ncclResult_t()> calls) {
-  if (!inline_launch || connected(to, from)) return calls();
+ncclResult_t NcclComm::issue_on_side(const std::vector<int>& to, const std::vector<int>& from,
+                                     std::function<ncclResult_t()> calls) {
   {
     std::lock_guard<std::mutex> lock(connections_mutex_);
     side_launch_ = true;
@@ -258,21 +257,24 @@ ncclResult_t NcclComm::issue_p2p(const std::vector<int>& to, const std::vector<i
 }
 
 ncclResult_t NcclComm::issue_transfers(const std::vector<NcclTransfer>& group) {
-  std::vector<int> to, from;
-  for (const NcclTransfer& t : group) (t.send ? to : from).push_back(t.peer);
   const ncclComm_t comm = handle;
   const cudaStream_t on = stream.get();
-  return issue_p2p(to, from, [group, comm, on] {
+  auto issue = [comm, on](const std::vector<NcclTransfer>& transfers) {
     const NcclApi& nccl = *nccl_api();
     NcclGroup grouped(nccl);
     ncclResult_t rc = grouped.start();
-    for (const NcclTransfer& t : group) {
+    for (const NcclTransfer& t : transfers) {
       if (rc != ncclSuccess && rc != ncclInProgress) return rc;  // the group is closed by its guard
       rc = t.send ? nccl.Send(t.data, t.bytes, ncclUint8, t.peer, comm, on)
                   : nccl.Recv(t.data, t.bytes, ncclUint8, t.peer, comm, on);
     }
     return rc == ncclSuccess || rc == ncclInProgress ? grouped.end() : rc;
-  });
+  };
+  if (!inline_launch) return issue(group);
+  std::vector<int> to, from;
+  for (const NcclTransfer& t : group) (t.send ? to : from).push_back(t.peer);
+  if (connected(to, from)) return issue(group);
+  return issue_on_side(to, from, [issue, group] { return issue(group); });  // a copy: the side thread's
 }
 
 ncclResult_t NcclComm::enqueue_state() {

@@ -108,10 +108,14 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   // ranks `to` and receive from `from`, with the launch turn held: on the calling thread under the
   // launch lock, or, on an inline-launch communicator when one of those connections is not open
   // yet, on the side thread. That answers ncclInProgress, and the turn's holder learns the end as on
-  // a nonblocking communicator (wait_enqueued, advance).
-  ncclResult_t issue_p2p(const std::vector<int>& to, const std::vector<int>& from,
-                         std::function<ncclResult_t()> calls);
-  // One group of ncclSend/ncclRecv, through issue_p2p.
+  // a nonblocking communicator (wait_enqueued, advance). The peers matter only when inline_launch:
+  // callers may pass none otherwise.
+  template <typename Calls>
+  ncclResult_t issue_p2p(const std::vector<int>& to, const std::vector<int>& from, Calls calls) {
+    if (!inline_launch || connected(to, from)) return calls();
+    return issue_on_side(to, from, std::move(calls));
+  }
+  // One group of ncclSend/ncclRecv, as issue_p2p issues it.
   ncclResult_t issue_transfers(const std::vector<NcclTransfer>& group);
   // Every rank but this one: the peers of an all-to-all.
   std::vector<int> everyone_else() const;
@@ -126,6 +130,8 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   // are then open, or NCCL's answer on a nonblocking communicator).
   ncclResult_t enqueue_state();
   bool connected(const std::vector<int>& to, const std::vector<int>& from);
+  ncclResult_t issue_on_side(const std::vector<int>& to, const std::vector<int>& from,
+                             std::function<ncclResult_t()> calls);  // issue_p2p's side-thread launch
 
   std::mutex mutex_;
   std::atomic<bool> stopped_{false};  // fail() has told NCCL to stop (or found nothing to stop)

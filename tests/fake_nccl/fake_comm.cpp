@@ -27,12 +27,6 @@ bool all_done(const std::vector<Stream>& streams) {
 
 }  // namespace
 
-#define FAKE_CONNECT_TRY(expression)       \
-  do {                                     \
-    const ncclResult_t rc_ = (expression); \
-    if (rc_ != ncclSuccess) return rc_;    \
-  } while (0)
-
 bool late_kernels() {
   static const bool on = [] {
     const char* value = std::getenv("MCRPMPI_FAKE_NCCL_LATE");
@@ -112,7 +106,10 @@ ncclResult_t Comm::connect(const Work& work) {
 }
 
 ncclResult_t Comm::submit(Work work) {
-  if (blocking) FAKE_CONNECT_TRY(connect(work));
+  if (blocking) {
+    const ncclResult_t connected = connect(work);
+    if (connected != ncclSuccess) return connected;
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   const ncclResult_t failed = failure_.load();
   if (failed != ncclSuccess) return failed;

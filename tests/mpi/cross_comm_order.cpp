@@ -20,9 +20,9 @@ namespace {
 // such launch (MCRPMPI_NCCL_INLINE_LAUNCH: made on the caller, they would hang these patterns).
 enum class Collective { allreduce, alltoall };
 
-class Reduction {
+class CollectiveCall {
  public:
-  Reduction(MemorySpace& space, Collective collective, MPI_Comm comm, int id, int n, bool in_place)
+  CollectiveCall(MemorySpace& space, Collective collective, MPI_Comm comm, int id, int n, bool in_place)
       : collective_(collective), comm_(comm), id_(id), in_place_(in_place) {
     int me = 0, size = 1;
     MPI_Comm_rank(comm, &me);
@@ -113,7 +113,7 @@ class Patterns {
     // member joins, a launch's order would not matter.
     if (collective == Collective::alltoall) {
       for (int id = 0; id < 3; ++id) {
-        Reduction warm_up(space_, Collective::allreduce, comms_.c[id], id, 1, false);
+        CollectiveCall warm_up(space_, Collective::allreduce, comms_.c[id], id, 1, false);
         checker_.check(warm_up.run_blocking() == MPI_SUCCESS, label("set-up allreduce"));
       }
     }
@@ -129,10 +129,10 @@ class Patterns {
 
  private:
   // Fresh buffers for comms 0..2; comm 2 runs in place.
-  std::vector<std::unique_ptr<Reduction>> fresh() {
-    std::vector<std::unique_ptr<Reduction>> r;
+  std::vector<std::unique_ptr<CollectiveCall>> fresh() {
+    std::vector<std::unique_ptr<CollectiveCall>> r;
     for (int id = 0; id < 3; ++id) {
-      r.push_back(std::make_unique<Reduction>(space_, collective_, comms_.c[id], id, n_, id == 2));
+      r.push_back(std::make_unique<CollectiveCall>(space_, collective_, comms_.c[id], id, n_, id == 2));
     }
     return r;
   }
@@ -140,8 +140,8 @@ class Patterns {
     return std::string(pattern) + (collective_ == Collective::alltoall ? " (alltoall)" : "") + " n=" +
            std::to_string(n_) + " [" + space_.name() + "]";
   }
-  void start(Reduction& r, const std::string& what) { checker_.check(r.start() == MPI_SUCCESS, what + ": start"); }
-  void wait_all(std::vector<std::unique_ptr<Reduction>>& r, const std::string& what, bool reverse = false) {
+  void start(CollectiveCall& r, const std::string& what) { checker_.check(r.start() == MPI_SUCCESS, what + ": start"); }
+  void wait_all(std::vector<std::unique_ptr<CollectiveCall>>& r, const std::string& what, bool reverse = false) {
     std::vector<MPI_Request> requests;
     for (auto& one : r) requests.push_back(one->request());
     if (reverse) std::vector<MPI_Request>(requests.rbegin(), requests.rend()).swap(requests);
@@ -151,7 +151,7 @@ class Patterns {
     if (rc != MPI_SUCCESS) return;
     for (MPI_Request q : requests) checker_.check(q == MPI_REQUEST_NULL, what + ": Waitall nulls handles");
   }
-  void verify(const std::vector<std::unique_ptr<Reduction>>& r, const std::string& what) {
+  void verify(const std::vector<std::unique_ptr<CollectiveCall>>& r, const std::string& what) {
     for (const auto& one : r) one->verify(checker_, what);
   }
 
