@@ -15,8 +15,9 @@ void usage(const char* program) {
   std::fprintf(stderr,
                "Usage: %s [options]\n"
                "  -m MIN:MAX   message sizes in bytes, powers of two from MIN to MAX (MAX alone: 1:MAX)\n"
-               "  -i N         timed iterations per size (default 1000, 100 above 8 KiB)\n"
-               "  -x N         warm-up iterations per size (default 200, 10 above 8 KiB)\n"
+               "  -i N[:L]     timed iterations per size; with L, N up to 8 KiB and L above\n"
+               "               (default 1000, 100 above 8 KiB)\n"
+               "  -x N[:L]     warm-up iterations per size, the same way (default 200, 10 above 8 KiB)\n"
                "  -d host|cuda buffers in host memory or on the GPU of each rank\n"
                "  -d fake      buffers in libmcrpmpi's fake device memory (preloaded, MCRPMPI_FAKE_DEVICE=1)\n"
                "  -c           validate every result at every size (exit 1 when one is wrong)\n"
@@ -54,16 +55,28 @@ bool parse_count(const char* text, int* out) {
   return true;
 }
 
+// N or N:L (see Options::iterations); `least` is the smallest count allowed.
+bool parse_counts(const char* text, int least, int* small, int* large) {
+  const char* colon = std::strchr(text, ':');
+  if (colon == nullptr) {
+    if (!parse_count(text, small)) return false;
+    *large = *small;
+  } else if (!parse_count(std::string(text, colon).c_str(), small) || !parse_count(colon + 1, large)) {
+    return false;
+  }
+  return *small >= least && *large >= least;
+}
+
 }  // namespace
 
 int Options::iterations_for(std::size_t size) const {
-  if (iterations >= 0) return iterations;
-  return size > kLargeMessage ? 100 : 1000;
+  if (size > kLargeMessage) return iterations_large >= 0 ? iterations_large : 100;
+  return iterations >= 0 ? iterations : 1000;
 }
 
 int Options::warmup_for(std::size_t size) const {
-  if (warmup >= 0) return warmup;
-  return size > kLargeMessage ? 10 : 200;
+  if (size > kLargeMessage) return warmup_large >= 0 ? warmup_large : 10;
+  return warmup >= 0 ? warmup : 200;
 }
 
 int parse_options(int argc, char** argv, int rank, const char* program, Options* out) {
@@ -78,10 +91,10 @@ int parse_options(int argc, char** argv, int rank, const char* program, Options*
         if (!parse_range(optarg, &o)) problem = "bad -m (want MIN:MAX in bytes)";
         break;
       case 'i':
-        if (!parse_count(optarg, &o.iterations) || o.iterations == 0) problem = "bad -i (want N >= 1)";
+        if (!parse_counts(optarg, 1, &o.iterations, &o.iterations_large)) problem = "bad -i (want N or N:L, >= 1)";
         break;
       case 'x':
-        if (!parse_count(optarg, &o.warmup)) problem = "bad -x (want N >= 0)";
+        if (!parse_counts(optarg, 0, &o.warmup, &o.warmup_large)) problem = "bad -x (want N or N:L, >= 0)";
         break;
       case 'd':
         if (std::strcmp(optarg, "host") == 0) o.memory = Memory::host;

@@ -14,8 +14,11 @@ struct Options {
   std::size_t min_size = 1;          // -m min:max, bytes per message (OSU's meaning of "size")
   std::size_t max_size = 1 << 20;
   bool min_given = false;            // whether -m named a minimum (reductions start at one element)
-  int iterations = -1;               // -i; -1: OSU's defaults (1000, or 100 above 8 KiB)
-  int warmup = -1;                   // -x; -1: OSU's defaults (200, or 10 above 8 KiB)
+  // -i N[:L] and -x N[:L]: N at every size, or N up to 8 KiB and L above (one run can then cover
+  // small and large sizes with the counts each needs); -1: OSU's defaults (1000 and 100 timed, 200
+  // and 10 warm-up).
+  int iterations = -1, iterations_large = -1;
+  int warmup = -1, warmup_large = -1;
   Memory memory = Memory::host;      // -d host|cuda|fake
   bool validate = false;             // -c: check every result at every size
   bool full_stats = false;           // -f: min, max and iteration count columns

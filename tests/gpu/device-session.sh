@@ -7,13 +7,14 @@
 # figures' summary and the suite's result lines.
 # Usage, on the GPU machine from the repository root (carry .gpu, made by fetch-build-deps.sh):
 #   tests/gpu/device-session.sh OUTDIR [SECONDS (565)] [PART...]
-# PARTs: measure-figures.sh's (default: profile kinds p2p collectives-np2 host); FIG_BUDGET (290 s).
+# PARTs: measure-figures.sh's (default: profile kinds host collectives-np2 p2p: the short decisive ones
+# first, so that a part cut by FIG_BUDGET, 290 s, is the last and longest, its log kept to the cut).
 set -uo pipefail
 out=${1:?usage: device-session.sh OUTDIR [SECONDS] [PART...]}
 end=${2:-565}
 shift 2 2>/dev/null || shift $#
 parts=("$@")
-((${#parts[@]})) || parts=(profile kinds p2p collectives-np2 host)
+((${#parts[@]})) || parts=(profile kinds host collectives-np2 p2p)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 export PYTHONUNBUFFERED=1

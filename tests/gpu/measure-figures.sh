@@ -7,8 +7,9 @@
 #   tests/gpu/measure-figures.sh [--fake] [--quick | --short] BUILD OUTDIR PART...
 #
 # Parts (issue and goal in brackets):
-#   collectives-np2, collectives-np4  lib NCCL path vs raw NCCL, 8 B-64 KiB and 1-4 MiB, the five
-#                      collectives NCCL has [15.2: <= 1.10 small, <= 1.03 at >= 1 MiB]
+#   collectives-np2, collectives-np4  lib NCCL path (nonblocking and blocking NCCL communicators) and
+#                      default route vs raw NCCL, 8 B-4 MiB in one run per way, the five
+#                      collectives NCCL has [15.2: <= 1.10 to 64 KiB, <= 1.03 at >= 1 MiB]
 #   profile            the per-step profile of a blocking 8 B allreduce [15.2: own CPU <= 2 us]
 #   host               host osu_allreduce 8 B with and without the library [15.3: <= 1.02]
 #   kinds              memory-kind detection per call, every kind [15.3: < 20 ns host, < 50 ns device]
@@ -58,15 +59,18 @@ else
   # compute-sanitizer ships in the toolkit's bin, which need not be on PATH.
   [[ -d /usr/local/cuda/bin ]] && export PATH=$PATH:/usr/local/cuda/bin
 fi
-# Sizes and iterations: small sizes many times, large ones fewer; --quick for the CPU check.
+# Sizes and iterations: small sizes many times, large ones fewer; --quick for the CPU check. `all`
+# is both in one run (the benchmarks' -i N:L and -x N:L: N up to 8 KiB, L above), which starts MPI,
+# CUDA and NCCL once instead of twice: on the H200 a start cost more than the measuring did.
 if ((quick)); then
   small=(-m 8:64 -i 50 -x 5) large=(-m 1048576:1048576 -i 3 -x 1) big=(-m 4194304:4194304 -i 2 -x 1) repeat=1
+  all=(-m 4096:16384 -i 20:3 -x 2:1)
 elif ((short)); then
   small=(-m 8:65536 -i 500 -x 50) large=(-m 1048576:4194304 -i 10 -x 2) big=(-m 4194304:67108864 -i 4 -x 1)
-  repeat=3
+  all=(-m 8:4194304 -i 500:10 -x 50:2) repeat=3
 else
   small=(-m 8:65536 -i 1000 -x 100) large=(-m 1048576:4194304 -i 100 -x 10) big=(-m 4194304:67108864 -i 10 -x 2)
-  repeat=3
+  all=(-m 8:4194304 -i 1000:100 -x 100:10) repeat=3
 fi
 
 # One osu-compare run, its command first, on device buffers unless the arguments say -d host.
@@ -84,10 +88,7 @@ part_collectives() {
   local np=$1 coll
   for coll in allreduce bcast allgather reduce_scatter alltoall; do
     # shellcheck disable=SC2046
-    compare --np "$np" --ways "${raw_nccl}lib-nccl,lib-nccl-inline,lib" "osu_$coll" -d "$space" "${small[@]}" \
-      $(reduction_type "$coll")
-    # shellcheck disable=SC2046
-    compare --np "$np" --ways "${raw_nccl}lib-nccl,lib-nccl-inline" "osu_$coll" -d "$space" "${large[@]}" \
+    compare --np "$np" --ways "${raw_nccl}lib-nccl,lib-nccl-inline,lib" "osu_$coll" -d "$space" "${all[@]}" \
       $(reduction_type "$coll")
   done
 }
@@ -198,7 +199,7 @@ for part in "$@"; do
   # A part runs in a subshell under `timeout`, so one that hangs cannot eat the session's GPU time.
   export -f compare reduction_type "${run[0]}" 2>/dev/null
   export build root lib space raw_nccl repeat quick short fake
-  timeout -k 5 "$left" bash -c "small=(${small[*]}); large=(${large[*]}); big=(${big[*]}); ${run[*]}" \
+  timeout -k 5 "$left" bash -c "small=(${small[*]}); large=(${large[*]}); big=(${big[*]}); all=(${all[*]}); ${run[*]}" \
     >"$out/$part.log" 2>&1
   rc=$?
   printf '%-16s exit %3d  %4d s  %s\n' "$part" "$rc" $((SECONDS - start)) "$out/$part.log" | tee -a "$summary"
