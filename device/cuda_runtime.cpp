@@ -56,11 +56,11 @@ bool cuda_available() {
 PointerInfo locate(const void* pointer) {
   PointerInfo info;
   if (pointer == nullptr || !cuda_available()) return info;
-  if (fake_device()) {
+  if (in_lasting_host_memory(pointer)) return info;  // a few ns instead of a driver query
+  if (fake_device()) {  // its memory is never in those places either (fake_allocate)
     if (fake_contains(pointer)) info = PointerInfo{MemoryKind::device, 0};
     return info;
   }
-  if (in_lasting_host_memory(pointer)) return info;  // a few ns instead of a driver query
   cudaPointerAttributes attributes{};
   if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
     cudaGetLastError();

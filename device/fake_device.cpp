@@ -2,6 +2,8 @@
 
 #include "device/buffer_pool.h"
 
+#include <sys/mman.h>
+
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -236,10 +238,22 @@ void fake_legacy_synchronize() {
   for (std::function<void()>& write : legacy_stream().take()) write();
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kOwnMappings = false;  // AddressSanitizer's heap is mapped apart from the brk heap
+#else
+constexpr bool kOwnMappings = true;
+#endif
+
 void* fake_allocate(std::size_t bytes) {
   if (!fake_device()) return nullptr;
   const std::size_t size = bytes == 0 ? 1 : bytes;
-  void* pointer = std::malloc(size);
+  void* pointer = nullptr;
+  if (kOwnMappings) {
+    pointer = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pointer == MAP_FAILED) return nullptr;
+  } else {
+    pointer = std::malloc(size);
+  }
   if (pointer == nullptr) return nullptr;
   Ranges& r = ranges();
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -253,12 +267,20 @@ void fake_release(void* pointer) {
   fake_synchronize();  // as cudaFree: no queued copy still writes the memory
   fake_legacy_synchronize();
   Ranges& r = ranges();
+  std::size_t size = 0;
   {
     std::lock_guard<std::mutex> lock(r.mutex);
-    r.by_start.erase(reinterpret_cast<std::uintptr_t>(pointer));
+    auto it = r.by_start.find(reinterpret_cast<std::uintptr_t>(pointer));
+    if (it == r.by_start.end()) return;  // not fake device memory: nothing of ours to free
+    size = it->second;
+    r.by_start.erase(it);
     r.live.store(r.by_start.size(), std::memory_order_release);
   }
-  std::free(pointer);
+  if (kOwnMappings) {
+    munmap(pointer, size);
+  } else {
+    std::free(pointer);
+  }
 }
 
 bool fake_range(const void* pointer, std::uintptr_t* start, std::size_t* bytes) {

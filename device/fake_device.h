@@ -104,7 +104,11 @@ void fake_legacy_write(void* to, const void* from, std::size_t bytes);
 void fake_order_after_legacy();
 void fake_legacy_synchronize();
 
-// Fake device memory: host memory registered as device memory of ordinal 0.
+// Fake device memory: host memory registered as device memory of ordinal 0. Like cudaMalloc's, it
+// is never in the places device::in_lasting_host_memory knows as host (the brk heap, a stack, the
+// program's data): its own mapping, or under AddressSanitizer the sanitizer's heap, which is
+// mapped too and keeps its redzones. So memory-kind detection on the fake device takes the path it
+// takes with CUDA: that check first, then the lookup that stands for the driver's.
 void* fake_allocate(std::size_t bytes);
 void fake_release(void* pointer);
 bool fake_contains(const void* pointer);

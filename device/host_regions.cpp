@@ -3,7 +3,10 @@
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <cstdio>
 #include <cstdlib>
@@ -49,14 +52,17 @@ int collect_main_program(dl_phdr_info* info, std::size_t, void* out) {
   return 1;  // stop after the first object
 }
 
-const ProgramData& main_program_data() {
-  static const ProgramData data = [] {
-    ProgramData collected;
-    dl_iterate_phdr(collect_main_program, &collected);
-    return collected;
-  }();
-  return data;
+ProgramData find_main_program_data() {
+  ProgramData collected;
+  dl_iterate_phdr(collect_main_program, &collected);
+  return collected;
 }
+
+// Found when the library is loaded, not at first use: a function-local static's guard would be
+// tested on every lookup. Read before that (only another static initialiser could), they are empty
+// and claim nothing.
+const ProgramData g_main_program_data = find_main_program_data();
+const std::uintptr_t g_heap_start = read_start_brk();
 
 // [lowest address, top) of this thread's stack as the threads library knows it.
 AddressRange thread_stack_bounds() {
@@ -94,39 +100,78 @@ struct StackCache {
 };
 thread_local StackCache t_stack;
 
-}  // namespace
-
-AddressRange brk_heap() {
-  static const std::uintptr_t start = read_start_brk();
-  void* current = current_break();
-  if (start == 0 || current == nullptr || current == reinterpret_cast<void*>(-1)) return {};
-  return AddressRange{start, reinterpret_cast<std::uintptr_t>(current)};
+// The main thread's bounds again, in globals: with the default TLS model every thread_local access
+// is a call into the dynamic linker (__tls_get_addr), about half of this whole check's instructions,
+// and the main thread makes most MPI calls. It publishes them at its first lookup; a thread is
+// recognised by its thread pointer (what pthread_self returns), which no other thread can have
+// while the main thread lives, nor after (its control block is not on a stack the threads library
+// reuses).
+std::uintptr_t thread_identity() {
+#if defined(__x86_64__) || defined(__aarch64__)
+  return reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
+#else
+  return static_cast<std::uintptr_t>(pthread_self());
+#endif
 }
 
-AddressRange live_stack_of_this_thread() {
+AddressRange g_main_stack;                   // written once, before g_main_thread
+std::atomic<std::uintptr_t> g_main_thread{0};  // 0 until the main thread has looked
+
+bool is_main_thread() { return syscall(SYS_gettid) == getpid(); }
+
+[[gnu::noinline]] const AddressRange& stack_bounds_of_another_thread() {
   if (!t_stack.known) {
     t_stack.bounds = thread_stack_bounds();
     t_stack.known = true;
+    if (is_main_thread()) {
+      g_main_stack = t_stack.bounds;
+      g_main_thread.store(thread_identity(), std::memory_order_release);
+    }
   }
-  // Only frames from here up are live. On a stack the threads library does not know (a fiber, a
-  // signal stack) the frame lies outside the bounds, and nothing is claimed.
-  const auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
-  if (!t_stack.bounds.contains(frame)) return {};
-  return AddressRange{frame, t_stack.bounds.end};
+  return t_stack.bounds;
 }
 
-bool in_main_program_data(std::uintptr_t address) {
-  const ProgramData& data = main_program_data();
-  for (int i = 0; i < data.count; ++i) {
-    if (data.segments[i].contains(address)) return true;
+// The pieces below are inline here, so that in_lasting_host_memory is one call for its callers.
+inline const AddressRange& stack_bounds_of_this_thread() {
+  if (thread_identity() == g_main_thread.load(std::memory_order_acquire)) return g_main_stack;
+  return stack_bounds_of_another_thread();
+}
+
+// Only frames from `frame` (one of the caller's) up are live. On a stack the threads library does
+// not know (a fiber, a signal stack) the frame lies outside the bounds, and nothing is claimed.
+inline AddressRange live_stack_above(std::uintptr_t frame) {
+  const AddressRange& bounds = stack_bounds_of_this_thread();
+  if (!bounds.contains(frame)) return {};
+  return AddressRange{frame, bounds.end};
+}
+
+inline AddressRange heap_below_break() {
+  void* current = current_break();
+  if (g_heap_start == 0 || current == nullptr || current == reinterpret_cast<void*>(-1)) return {};
+  return AddressRange{g_heap_start, reinterpret_cast<std::uintptr_t>(current)};
+}
+
+inline bool in_program_data(std::uintptr_t address) {
+  for (int i = 0; i < g_main_program_data.count; ++i) {
+    if (g_main_program_data.segments[i].contains(address)) return true;
   }
   return false;
 }
 
+}  // namespace
+
+AddressRange brk_heap() { return heap_below_break(); }
+
+AddressRange live_stack_of_this_thread() {
+  return live_stack_above(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
+}
+
+bool in_main_program_data(std::uintptr_t address) { return in_program_data(address); }
+
 bool in_lasting_host_memory(const void* pointer) {
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
-  return live_stack_of_this_thread().contains(address) || brk_heap().contains(address) ||
-         in_main_program_data(address);
+  return live_stack_above(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0))).contains(address) ||
+         heap_below_break().contains(address) || in_program_data(address);
 }
 
 }  // namespace mcrp::device

@@ -105,6 +105,17 @@ TEST(HostRegions, AnotherThreadsStackOnlyFromThatThread) {
   EXPECT_FALSE(in_lasting_host_memory(their_local));
 }
 
+// The main thread's bounds are kept apart from the other threads' (no thread-local access on its
+// calls): they must still be the main thread's alone.
+TEST(HostRegions, MainThreadsStackNotClaimedFromAnotherThread) {
+  int local = 0;
+  ASSERT_TRUE(in_lasting_host_memory(&local));  // gtest runs tests on the main thread
+  bool seen_from_worker = true;
+  std::thread worker([&] { seen_from_worker = in_lasting_host_memory(&local); });
+  worker.join();
+  EXPECT_FALSE(seen_from_worker);
+}
+
 // A fiber on an mmap'd stack: its frames lie outside the thread's known stack, so nothing of it is
 // claimed (and the thread's own stack range is not stretched over unrelated mappings).
 ucontext_t g_main_context, g_fiber_context;
