@@ -64,16 +64,21 @@ ProgramData find_main_program_data() {
 const ProgramData g_main_program_data = find_main_program_data();
 const std::uintptr_t g_heap_start = read_start_brk();
 
-// [lowest address, top) of this thread's stack as the threads library knows it.
+// [lowest address, top) of this thread's stack as the threads library knows it, at most the top
+// 256 MiB. For the main thread glibc reports the stack's size limit, and with `ulimit -s unlimited`
+// that reaches down to the next mapping below, a gap where a fiber's stack could later be mapped
+// (and device memory between it and the stack): a frame there would claim everything above it.
+// No real stack is that deep; a frame below the cap is merely not claimed.
 AddressRange thread_stack_bounds() {
+  constexpr std::size_t kDeepest = std::size_t{256} << 20;
   AddressRange bounds;
   pthread_attr_t attributes;
   if (pthread_getattr_np(pthread_self(), &attributes) != 0) return bounds;
   void* lowest = nullptr;
   std::size_t size = 0;
   if (pthread_attr_getstack(&attributes, &lowest, &size) == 0 && lowest != nullptr) {
-    bounds.begin = reinterpret_cast<std::uintptr_t>(lowest);
-    bounds.end = bounds.begin + size;
+    bounds.end = reinterpret_cast<std::uintptr_t>(lowest) + size;
+    bounds.begin = bounds.end - (size < kDeepest ? size : kDeepest);
   }
   pthread_attr_destroy(&attributes);
   return bounds;
@@ -114,7 +119,7 @@ std::uintptr_t thread_identity() {
 #endif
 }
 
-AddressRange g_main_stack;                   // written once, before g_main_thread
+AddressRange g_main_stack;  // written before g_main_thread (again in a child forked by another thread)
 std::atomic<std::uintptr_t> g_main_thread{0};  // 0 until the main thread has looked
 
 bool is_main_thread() { return syscall(SYS_gettid) == getpid(); }

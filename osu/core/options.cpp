@@ -9,15 +9,14 @@
 namespace osu {
 namespace {
 
-constexpr std::size_t kLargeMessage = 8192;  // OSU switches to fewer iterations above this size
-
 void usage(const char* program) {
   std::fprintf(stderr,
                "Usage: %s [options]\n"
                "  -m MIN:MAX   message sizes in bytes, powers of two from MIN to MAX (MAX alone: 1:MAX)\n"
-               "  -i N[:L]     timed iterations per size; with L, N up to 8 KiB and L above\n"
+               "  -i N[:L]     timed iterations per size; with L, N up to the -L size and L above\n"
                "               (default 1000, 100 above 8 KiB)\n"
                "  -x N[:L]     warm-up iterations per size, the same way (default 200, 10 above 8 KiB)\n"
+               "  -L BYTES     where -i and -x switch to their large-message counts (default 8192)\n"
                "  -d host|cuda buffers in host memory or on the GPU of each rank\n"
                "  -d fake      buffers in libmcrpmpi's fake device memory (preloaded, MCRPMPI_FAKE_DEVICE=1)\n"
                "  -c           validate every result at every size (exit 1 when one is wrong)\n"
@@ -70,12 +69,12 @@ bool parse_counts(const char* text, int least, int* small, int* large) {
 }  // namespace
 
 int Options::iterations_for(std::size_t size) const {
-  if (size > kLargeMessage) return iterations_large >= 0 ? iterations_large : 100;
+  if (size > large_from) return iterations_large >= 0 ? iterations_large : 100;
   return iterations >= 0 ? iterations : 1000;
 }
 
 int Options::warmup_for(std::size_t size) const {
-  if (size > kLargeMessage) return warmup_large >= 0 ? warmup_large : 10;
+  if (size > large_from) return warmup_large >= 0 ? warmup_large : 10;
   return warmup >= 0 ? warmup : 200;
 }
 
@@ -85,7 +84,7 @@ int parse_options(int argc, char** argv, int rank, const char* program, Options*
   optind = 1;
   opterr = 0;
   int c;
-  while (problem.empty() && (c = getopt(argc, argv, "m:i:x:d:cfT:W:o:Ah")) != -1) {
+  while (problem.empty() && (c = getopt(argc, argv, "m:i:x:L:d:cfT:W:o:Ah")) != -1) {
     switch (c) {
       case 'm':
         if (!parse_range(optarg, &o)) problem = "bad -m (want MIN:MAX in bytes)";
@@ -95,6 +94,9 @@ int parse_options(int argc, char** argv, int rank, const char* program, Options*
         break;
       case 'x':
         if (!parse_counts(optarg, 0, &o.warmup, &o.warmup_large)) problem = "bad -x (want N or N:L, >= 0)";
+        break;
+      case 'L':
+        if (!parse_size(optarg, &o.large_from)) problem = "bad -L (want a size in bytes)";
         break;
       case 'd':
         if (std::strcmp(optarg, "host") == 0) o.memory = Memory::host;

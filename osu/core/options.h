@@ -14,11 +14,12 @@ struct Options {
   std::size_t min_size = 1;          // -m min:max, bytes per message (OSU's meaning of "size")
   std::size_t max_size = 1 << 20;
   bool min_given = false;            // whether -m named a minimum (reductions start at one element)
-  // -i N[:L] and -x N[:L]: N at every size, or N up to 8 KiB and L above (one run can then cover
-  // small and large sizes with the counts each needs); -1: OSU's defaults (1000 and 100 timed, 200
-  // and 10 warm-up).
+  // -i N[:L] and -x N[:L]: N at every size, or N up to large_from bytes and L above (one run can
+  // then cover small and large sizes with the counts each needs); -1: OSU's defaults (1000 and 100
+  // timed, 200 and 10 warm-up). -L BYTES: large_from, OSU's 8 KiB unless given.
   int iterations = -1, iterations_large = -1;
   int warmup = -1, warmup_large = -1;
+  std::size_t large_from = 8192;
   Memory memory = Memory::host;      // -d host|cuda|fake
   bool validate = false;             // -c: check every result at every size
   bool full_stats = false;           // -f: min, max and iteration count columns

@@ -60,17 +60,17 @@ else
   [[ -d /usr/local/cuda/bin ]] && export PATH=$PATH:/usr/local/cuda/bin
 fi
 # Sizes and iterations: small sizes many times, large ones fewer; --quick for the CPU check. `all`
-# is both in one run (the benchmarks' -i N:L and -x N:L: N up to 8 KiB, L above), which starts MPI,
-# CUDA and NCCL once instead of twice: on the H200 a start cost more than the measuring did.
+# is both in one run (the benchmarks' -i N:L and -x N:L: N up to the -L size, L above), which starts
+# MPI, CUDA and NCCL once instead of twice: on the H200 a start cost more than the measuring did.
 if ((quick)); then
   small=(-m 8:64 -i 50 -x 5) large=(-m 1048576:1048576 -i 3 -x 1) big=(-m 4194304:4194304 -i 2 -x 1) repeat=1
-  all=(-m 4096:16384 -i 20:3 -x 2:1)
+  all=(-m 4096:16384 -i 20:3 -x 2:1 -L 8192)
 elif ((short)); then
   small=(-m 8:65536 -i 500 -x 50) large=(-m 1048576:4194304 -i 10 -x 2) big=(-m 4194304:67108864 -i 4 -x 1)
-  all=(-m 8:4194304 -i 500:10 -x 50:2) repeat=3
+  all=(-m 8:4194304 -i 500:10 -x 50:2 -L 65536) repeat=3
 else
   small=(-m 8:65536 -i 1000 -x 100) large=(-m 1048576:4194304 -i 100 -x 10) big=(-m 4194304:67108864 -i 10 -x 2)
-  all=(-m 8:4194304 -i 1000:100 -x 100:10) repeat=3
+  all=(-m 8:4194304 -i 1000:100 -x 100:10 -L 65536) repeat=3
 fi
 
 # One osu-compare run, its command first, on device buffers unless the arguments say -d host.

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "device/cuda_runtime.h"
 #include "device/fake_device.h"
+#include "device/host_regions.h"
 #include "runtime/memory_checks.h"
 
 namespace {
@@ -122,6 +124,27 @@ TEST(MemoryChecks, UnmappedHostMemoryFails) {
   EXPECT_EQ(error_class(check_buffer_memory(side(two + page, {{0, 0}}), kInt, kHost)), MPI_SUCCESS)
       << "count 0 reads nothing";
   munmap(two, page);
+}
+
+// Fake device memory stands for cudaMalloc's, which is never in the places the library knows as
+// host without asking (device/host_regions.h): so a lookup on the fake device takes a GPU's path,
+// that check first. From malloc, small blocks would sit in the brk heap and be called host.
+TEST(FakeDeviceMemory, NeverInLastingHostMemory) {
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{64}, std::size_t{4096}, std::size_t{1} << 20}) {
+    FakeBlock block(bytes);
+    ASSERT_NE(block.data, nullptr) << bytes;
+    EXPECT_FALSE(mcrp::device::in_lasting_host_memory(block.data)) << bytes << " bytes";
+    EXPECT_EQ(mcrp::device::locate(block.data).kind, MemoryKind::device) << bytes << " bytes";
+  }
+}
+
+// A double free, or a pointer that is not the start of a fake allocation, is a test's bug: said,
+// not ignored (cudaFree refuses such a pointer too).
+TEST(FakeDeviceMemoryDeathTest, FreeOfAnythingElseStops) {
+  int on_stack = 0;
+  EXPECT_DEATH(mcrp::device::fake_release(&on_stack), "not the start of fake device memory");
+  FakeBlock block(64);
+  EXPECT_DEATH(mcrp::device::fake_release(block.data + 8), "not the start of fake device memory");
 }
 
 }  // namespace
