@@ -11,7 +11,8 @@
 #                      default route vs raw NCCL, 8 B-4 MiB in one run per way, the five
 #                      collectives NCCL has [15.2: <= 1.10 to 64 KiB, <= 1.03 at >= 1 MiB]
 #   profile            the per-step profile of a blocking 8 B allreduce [15.2: own CPU <= 2 us]
-#   host               host osu_allreduce 8 B with and without the library [15.3: <= 1.02]
+#   host               host osu_allreduce 8 B with and without the library [15.3: <= 1.02], and
+#                      its profile (the classify column: what detection costs there)
 #   kinds              memory-kind detection per call, every kind [15.3: < 20 ns host, < 50 ns device]
 #   staged             pipelined staged path vs max(copies, host collective), 4-64 MiB, and its
 #                      8 B latency [15.5: <= 1.25; 8 B not slower than 20.5 us]
@@ -41,7 +42,7 @@ while [[ $# -gt 0 && $1 == --* ]]; do
   shift
 done
 if [[ $# -lt 3 ]]; then
-  sed -n '7,25p' "$0" >&2
+  sed -n '7,27p' "$0" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd) out=$2
@@ -112,6 +113,10 @@ part_host() {
   ((short)) && runs=5
   compare --np 2 --ways base,lib --repeat "$runs" osu_allreduce -d host -m 8:8 -i "$iterations" -x 1000
   compare --np 2 --ways lib,base --repeat "$runs" osu_allreduce -d host -m 8:8 -i "$iterations" -x 1000
+  # Where a host call's time goes: the profile's classify column is the two memory-kind lookups, a
+  # few ns when the benchmark's buffers are in the brk heap, a driver query each when they are not
+  # (on the H200, 2026-11-26, host calls cost 1.45x without telling which).
+  compare --np 2 --ways lib-profile osu_allreduce -d host -m 8:8 -i "$iterations" -x 1000
 }
 
 part_kinds() {
