@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include <atomic>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace mcrp::device {
 namespace {
@@ -52,17 +52,20 @@ int collect_main_program(dl_phdr_info* info, std::size_t, void* out) {
   return 1;  // stop after the first object
 }
 
-ProgramData find_main_program_data() {
-  ProgramData collected;
-  dl_iterate_phdr(collect_main_program, &collected);
-  return collected;
-}
+// Where the brk heap starts and the program's writable segments. Found once, at the first lookup of
+// any thread, on the cold path each thread takes before its first heap or data check
+// (stack_bounds_from_thread_local), not by a function-local static, whose guard every lookup would
+// test, nor when the library is loaded, which would read /proc in processes that never look.
+ProgramData g_main_program_data;
+std::uintptr_t g_heap_start = 0;
+std::once_flag g_regions_found;
 
-// Found when the library is loaded, not at first use: a function-local static's guard would be
-// tested on every lookup. Read before that (only another static initialiser could), they are empty
-// and claim nothing.
-const ProgramData g_main_program_data = find_main_program_data();
-const std::uintptr_t g_heap_start = read_start_brk();
+void find_lasting_regions() {
+  std::call_once(g_regions_found, [] {
+    dl_iterate_phdr(collect_main_program, &g_main_program_data);
+    g_heap_start = read_start_brk();
+  });
+}
 
 // [lowest address, top) of this thread's stack as the threads library knows it, at most the top
 // 256 MiB. For the main thread glibc reports the stack's size limit, and with `ulimit -s unlimited`
@@ -107,7 +110,8 @@ thread_local StackCache t_stack;
 
 // The main thread's bounds again, in globals: with the default TLS model every thread_local access
 // is a call into the dynamic linker (__tls_get_addr), about half of this whole check's instructions,
-// and the main thread makes most MPI calls. It publishes them at its first lookup; a thread is
+// and the main thread makes most MPI calls. It publishes them at its first lookup (after
+// find_lasting_regions, so a reader of g_main_thread sees those too); a thread is
 // recognised by its thread pointer (what pthread_self returns), which no other thread can have
 // while the main thread lives, nor after (its control block is not on a stack the threads library
 // reuses).
@@ -124,8 +128,10 @@ std::atomic<std::uintptr_t> g_main_thread{0};  // 0 until the main thread has lo
 
 bool is_main_thread() { return syscall(SYS_gettid) == getpid(); }
 
-[[gnu::noinline]] const AddressRange& stack_bounds_of_another_thread() {
+// Every thread but the published main thread, and the main thread until it has published.
+[[gnu::noinline]] const AddressRange& stack_bounds_from_thread_local() {
   if (!t_stack.known) {
+    find_lasting_regions();
     t_stack.bounds = thread_stack_bounds();
     t_stack.known = true;
     if (is_main_thread()) {
@@ -139,7 +145,7 @@ bool is_main_thread() { return syscall(SYS_gettid) == getpid(); }
 // The pieces below are inline here, so that in_lasting_host_memory is one call for its callers.
 inline const AddressRange& stack_bounds_of_this_thread() {
   if (thread_identity() == g_main_thread.load(std::memory_order_acquire)) return g_main_stack;
-  return stack_bounds_of_another_thread();
+  return stack_bounds_from_thread_local();
 }
 
 // Only frames from `frame` (one of the caller's) up are live. On a stack the threads library does
@@ -165,14 +171,21 @@ inline bool in_program_data(std::uintptr_t address) {
 
 }  // namespace
 
-AddressRange brk_heap() { return heap_below_break(); }
+AddressRange brk_heap() {
+  find_lasting_regions();
+  return heap_below_break();
+}
 
 AddressRange live_stack_of_this_thread() {
   return live_stack_above(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
 }
 
-bool in_main_program_data(std::uintptr_t address) { return in_program_data(address); }
+bool in_main_program_data(std::uintptr_t address) {
+  find_lasting_regions();
+  return in_program_data(address);
+}
 
+// The stack check comes first: it finds the other regions on a thread's first lookup.
 bool in_lasting_host_memory(const void* pointer) {
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
   return live_stack_above(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0))).contains(address) ||
