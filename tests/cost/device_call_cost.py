@@ -2,9 +2,10 @@
 """What the library spends on a blocking device-buffer collective, counted instead of timed.
 
 Runs tests/cost/device_call_loop on 2 ranks under callgrind at two iteration counts, with buffers in
-the library's fake device, with the fake NCCL loaded (the NCCL path: the direct blocking launch),
+the library's fake device: with the fake NCCL loaded (the NCCL path: the direct blocking launch)
 once on nonblocking NCCL communicators (the default) and once on blocking ones
-(MCRPMPI_NCCL_INLINE_LAUNCH=1, the same budget), and once without it (the staged path), and prints rank 0's instructions per call: everything
+(MCRPMPI_NCCL_INLINE_LAUNCH=1, the same budget), and once without the fake NCCL (the staged path).
+It prints rank 0's instructions per call: everything
 the calling thread executes inside the MPI entry points (the library, the C and C++ runtimes it
 calls, its queries of the base MPI), less what it cannot help:
 - waiting: the GPU wait (mcrp::device::wait_event), NCCL's enqueue (mcrp::NcclComm::wait_enqueued)
