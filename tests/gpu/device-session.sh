@@ -9,6 +9,8 @@
 #   tests/gpu/device-session.sh OUTDIR [SECONDS (565)] [PART...]
 # PARTs: measure-figures.sh's (default: profile kinds host collectives-np2 p2p: the short decisive ones
 # first, so that a part cut by FIG_BUDGET, 290 s, is the last and longest, its log kept to the cut).
+# FIG_OPTIONS: measure-figures.sh's options (default --short); `--fake --quick` rehearses the whole
+# command on a CPU machine, where the GPU tests skip (README, "Status of GPU validation").
 set -uo pipefail
 out=${1:?usage: device-session.sh OUTDIR [SECONDS] [PART...]}
 end=${2:-565}
@@ -28,12 +30,15 @@ if ! tests/gpu/run-gpu-suite.sh build-gpu --build-only >>"$out/logs/setup.log" 2
   exit 1
 fi
 echo "build done at $SECONDS s"
-MCRPMPI_FIGURES_BUDGET=${FIG_BUDGET:-290} tests/gpu/measure-figures.sh --short build-gpu "$out/logs/figures" "${parts[@]}"
+read -r -a fig_options <<<"${FIG_OPTIONS:---short}"
+MCRPMPI_FIGURES_BUDGET=${FIG_BUDGET:-290} tests/gpu/measure-figures.sh "${fig_options[@]}" build-gpu "$out/logs/figures" "${parts[@]}"
 echo "figures done at $SECONDS s"
 left=$((end - SECONDS))
 echo "the suite gets $left s"
 MCRPMPI_SUITE_LOGS=$out/logs/suite timeout -k 10 "$left" tests/gpu/run-gpu-suite.sh build-gpu -E python -j8 --timeout 120 \
   >"$out/logs/suite/console.log" 2>&1
 echo "suite exit $? at $SECONDS s"
-grep -E 'tests passed|\*\*\*|run-gpu-suite:' "$out/logs/suite/console.log" | head -40
+# Failures and the totals; skipped tests only counted (where no GPU exists every one skips).
+grep -E 'tests passed|\*\*\*(Failed|Timeout|Exception)|run-gpu-suite:' "$out/logs/suite/console.log" | head -40
+echo "skipped: $(grep -c '\*\*\*Skipped' "$out/logs/suite/console.log")"
 tar -czf "$out/session-logs.tar.gz" -C "$out" logs && rm -rf "$out/logs"
