@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device command for a GPU session, whose device time is short (15 minutes in all, a command at
 # most 10, the machine's start included): builds build-gpu, takes the figures (measure-figures.sh
-# --short, bounded by FIG_BUDGET seconds), runs the whole GPU suite in the time left (every test's
+# --short, bounded by FIG_BUDGET seconds), runs the whole GPU suite in the time left (the Python
+# tests too when the machine's mpi4py can run on MPICH: python-venv-on-device.sh; every test's
 # output and any hang's host stacks kept: run-gpu-suite.sh's MCRPMPI_SUITE_LOGS), and packs every
 # log into OUTDIR/session-logs.tar.gz, since the device tool brings back at most 8 files. Prints the
 # figures' summary and the suite's result lines.
@@ -30,12 +31,21 @@ if ! tests/gpu/run-gpu-suite.sh build-gpu --build-only >>"$out/logs/setup.log" 2
   exit 1
 fi
 echo "build done at $SECONDS s"
+# The Python GPU tests join the suite when the machine's own mpi4py runs on the unpacked MPICH (a
+# second); building mpi4py instead takes minutes this command does not have.
+suite_filter=(-E python)
+if found=$(tests/gpu/python-venv-on-device.sh .gpu build-gpu --no-build 2>>"$out/logs/setup.log"); then
+  suite_filter=()
+  echo "python tests in the suite: $found"
+else
+  echo "python tests left out: no mpi4py on MPICH without building one (setup.log)"
+fi
 read -r -a fig_options <<<"${FIG_OPTIONS:---short}"
 MCRPMPI_FIGURES_BUDGET=${FIG_BUDGET:-290} tests/gpu/measure-figures.sh "${fig_options[@]}" build-gpu "$out/logs/figures" "${parts[@]}"
 echo "figures done at $SECONDS s"
 left=$((end - SECONDS))
 echo "the suite gets $left s"
-MCRPMPI_SUITE_LOGS=$out/logs/suite timeout -k 10 "$left" tests/gpu/run-gpu-suite.sh build-gpu -E python -j8 --timeout 120 \
+MCRPMPI_SUITE_LOGS=$out/logs/suite timeout -k 10 "$left" tests/gpu/run-gpu-suite.sh build-gpu "${suite_filter[@]}" -j8 --timeout 120 \
   >"$out/logs/suite/console.log" 2>&1
 echo "suite exit $? at $SECONDS s"
 # Failures and the totals; skipped tests only counted (where no GPU exists every one skips).

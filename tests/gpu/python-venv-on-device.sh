@@ -1,18 +1,51 @@
 #!/usr/bin/env bash
-# On the GPU machine (no network, Python with CuPy and PyTorch but no mpi4py built for MPICH):
-# builds mpi4py from the sdist that fetch-build-deps.sh saved (about 160 s on the H100 machine) and
-# makes BUILD/python-venv/bin/python a wrapper of the machine's python3 that sees it, which is where
-# tests/python looks. Then: ctest -L python -L gpu in BUILD. Needs use-build-deps.sh sourced first.
-# Usage: tests/gpu/python-venv-on-device.sh DEPS-DIR BUILD-DIR
+# On the GPU machine (no network, Python with CuPy and PyTorch, no MPI): makes
+# BUILD/python-venv/bin/python, a wrapper of the machine's python3 whose mpi4py runs on the unpacked
+# MPICH, which is where tests/python looks. Then: ctest -L python -L gpu in BUILD. Needs
+# use-build-deps.sh sourced first.
+#
+# Two routes, the quick one first:
+# - the machine's own mpi4py, if it is a PyPI wheel: mpi4py 4's wheels carry an extension for the
+#   MPICH ABI that needs `libmpi.so.12`, a name Debian's MPICH does not ship (its library is
+#   `libmpich.so.12`, the same ABI). A link of that name in BUILD/python-libmpi, on the wrapper's
+#   LD_LIBRARY_PATH, lets the wheel load the unpacked MPICH: a second, where building takes minutes.
+# - else mpi4py built from the sdist that fetch-build-deps.sh saved (about 160 s on the H100
+#   machine), into BUILD/python-site. `--no-build` skips this route: the script then fails, and the
+#   Python tests skip, as they do without a venv.
+# Usage: tests/gpu/python-venv-on-device.sh DEPS-DIR BUILD-DIR [--no-build]
 set -euo pipefail
-deps=$(cd "${1:?usage: python-venv-on-device.sh DEPS-DIR BUILD-DIR}" && pwd)
-build=$(cd "${2:?usage: python-venv-on-device.sh DEPS-DIR BUILD-DIR}" && pwd)
-site=$build/python-site
-if [ ! -d "$site/mpi4py" ]; then
-  (cd /tmp && MPICC=mpicc python3 -m pip install -q --no-index --no-build-isolation --no-deps --target "$site" \
-     "$deps"/py/mpi4py-*.tar.gz)
-fi
-mkdir -p "$build/python-venv/bin"
-printf '#!/bin/sh\nPYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH} exec python3 "$@"\n' "$site" > "$build/python-venv/bin/python"
-chmod +x "$build/python-venv/bin/python"
-"$build/python-venv/bin/python" -c "import mpi4py.MPI as MPI; print('mpi4py on', MPI.Get_library_version().split(chr(10))[0])"
+deps=$(cd "${1:?usage: python-venv-on-device.sh DEPS-DIR BUILD-DIR [--no-build]}" && pwd)
+build=$(cd "${2:?usage: python-venv-on-device.sh DEPS-DIR BUILD-DIR [--no-build]}" && pwd)
+may_build=1
+[[ ${3:-} == --no-build ]] && may_build=0
+libmpi=$build/python-libmpi site=$build/python-site python=$build/python-venv/bin/python
+mkdir -p "$libmpi" "$build/python-venv/bin"
+ln -sf "$(dirname "${MPICH_LIB:?source use-build-deps.sh first}")/libmpich.so.12" "$libmpi/libmpi.so.12"
+
+# The wrapper: the sdist's build first on the module path (when there is one), the link on the
+# library path (harmless for a build against libmpich.so.12).
+printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH} exec python3 "$@"\n' \
+  "$libmpi" "$site" >"$python"
+chmod +x "$python"
+# Whether the wrapper's mpi4py runs on the unpacked MPICH (importing mpi4py.MPI initialises MPI as a
+# singleton, as mpi4py does; no launcher needed).
+runs_on_mpich() {
+  "$python" -c "import mpi4py, mpi4py.MPI as MPI, sys
+version = MPI.Get_library_version()
+print('mpi4py', mpi4py.__version__, 'on', version.split(chr(10))[0])
+sys.exit(0 if version.startswith('MPICH') else 1)"
+}
+
+# No wrapper is left behind that cannot import mpi4py: the Python tests then skip instead of failing.
+give_up() {
+  rm -f "$python"
+  echo "python-venv-on-device: $1" >&2
+  exit 1
+}
+
+runs_on_mpich && exit 0
+((may_build)) || give_up "the machine's Python has no mpi4py that runs on MPICH; not building (--no-build)"
+echo "python-venv-on-device: building mpi4py from the saved sdist"
+(cd /tmp && MPICC=mpicc python3 -m pip install -q --no-index --no-build-isolation --no-deps --target "$site" \
+   "$deps"/py/mpi4py-*.tar.gz) || give_up "building mpi4py failed"
+runs_on_mpich || give_up "the mpi4py built does not run on MPICH"
