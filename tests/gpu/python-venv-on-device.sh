@@ -28,9 +28,9 @@ printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHO
   "$libmpi" "$site" >"$python"
 chmod +x "$python"
 # Whether the wrapper's mpi4py runs on the unpacked MPICH (importing mpi4py.MPI initialises MPI as a
-# singleton, as mpi4py does; no launcher needed).
+# singleton, as mpi4py does; no launcher needed). Bounded: a GPU session cannot spare a hang here.
 runs_on_mpich() {
-  "$python" -c "import mpi4py, mpi4py.MPI as MPI, sys
+  timeout 60 "$python" -c "import mpi4py, mpi4py.MPI as MPI, sys
 version = MPI.Get_library_version()
 print('mpi4py', mpi4py.__version__, 'on', version.split(chr(10))[0])
 sys.exit(0 if version.startswith('MPICH') else 1)"
