@@ -73,8 +73,9 @@ TEST_F(ProfileTest, NestedStepsAreExclusiveAndWithinTheTotal) {
   EXPECT_GE(step_ns(t, Step::queue), 2'000'000u);
   // The queue step lost exactly the wait nested in it (up to the clock reads around the scopes).
   const std::uint64_t queue_and_wait = step_ns(t, Step::queue) + step_ns(t, Step::wait);
-  EXPECT_LE(queue_and_wait, queue_scope);
-  EXPECT_GE(queue_and_wait + 1'000'000u, queue_scope);  // a double-counted wait would be 3 ms over
+  EXPECT_LE(queue_and_wait, queue_scope);  // a double-counted wait would be 3 ms over
+  // (Not bounded from below against queue_scope: a preemption between the scopes' clock reads would
+  // fail such a bound under load; a queue step that lost more than its wait fails the 2 ms above.)
   std::uint64_t steps = 0;
   for (const auto& s : t.step_ns) steps += s.load();
   EXPECT_LE(steps, t.total_ns.load());
@@ -95,8 +96,9 @@ TEST_F(ProfileTest, StopEndsAStepEarly) {
   Tally& t = rows_.tally(0, Form::started);
   ASSERT_EQ(t.calls.load(), 1u);
   EXPECT_GE(step_ns(t, Step::decide), 1'000'000u);
-  EXPECT_LT(step_ns(t, Step::decide), 3'000'000u);
-  EXPECT_GE(t.total_ns.load(), 4'000'000u);
+  // The 3 ms after stop() are in the call and not in the step, however late the scheduler woke the
+  // thread from either sleep (an absolute bound, decide < 3 ms, failed at 4.3 ms under load).
+  EXPECT_GE(t.total_ns.load(), step_ns(t, Step::decide) + 3'000'000u);
 }
 
 TEST_F(ProfileTest, ACallNeverChargedIsNotReported) {
@@ -128,13 +130,13 @@ TEST_F(ProfileTest, AnInnerCallIsPartOfTheOuterOneAndTheFirstChargeWins) {
 TEST_F(ProfileTest, StepsOutsideACallDoNothingAndLeaveNoState) {
   {
     StepTimer stray(Step::finish);  // a request progressed inside MPI_Wait
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   { CallTimer call(Form::blocking); charge_to(rows_, 0); }
   Tally& t = rows_.tally(0, Form::blocking);
   ASSERT_EQ(t.calls.load(), 1u);
   EXPECT_EQ(step_ns(t, Step::finish), 0u);
-  EXPECT_LT(t.total_ns.load(), 2'000'000u);
+  EXPECT_LT(t.total_ns.load(), 50'000'000u);  // the stray step's sleep is not in the call (an empty one)
 }
 
 TEST_F(ProfileTest, ThreadsAddUp) {
