@@ -321,7 +321,13 @@ bool fake_contains(const void* pointer) {
 }  // namespace mcrp::device
 
 extern "C" void* mcrpmpi_fake_device_alloc(std::size_t bytes) { return mcrp::device::fake_allocate(bytes); }
-extern "C" void mcrpmpi_fake_device_free(void* pointer) { mcrp::device::fake_release(pointer); }
+// A test program's free is cudaFree's: it waits for all work on the device, NCCL kernels of every
+// communicator included, as the library's own frees do (device/buffer_pool.cpp), so a test that
+// frees while another thread's NCCL work waits for a peer deadlocks here as it would on a GPU.
+extern "C" void mcrpmpi_fake_device_free(void* pointer) {
+  if (pointer != nullptr) mcrp::device::fake_synchronize_device();
+  mcrp::device::fake_release(pointer);
+}
 extern "C" void mcrpmpi_fake_device_synchronize() { mcrp::device::fake_synchronize(); }
 
 extern "C" void mcrpmpi_fake_device_legacy_write(void* to, const void* from, std::size_t bytes) {

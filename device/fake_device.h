@@ -118,7 +118,8 @@ bool fake_range(const void* pointer, std::uintptr_t* start, std::size_t* bytes);
 }  // namespace mcrp::device
 
 // Exported for test programs, found with dlsym so that they also run without the library. Both
-// return null / do nothing unless the fake device is on.
+// return null / do nothing unless the fake device is on. The free synchronizes the device first, as
+// cudaFree does (fake_synchronize_device).
 extern "C" {
 __attribute__((visibility("default"))) void* mcrpmpi_fake_device_alloc(std::size_t bytes);
 __attribute__((visibility("default"))) void mcrpmpi_fake_device_free(void* pointer);

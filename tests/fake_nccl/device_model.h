@@ -8,7 +8,8 @@
 // peer's matching launch, itself stuck behind the peer's own destroy.
 //
 // Here: every launch holds the launch gate shared; a device synchronization (ncclCommDestroy's, and
-// the library's frees and pinned allocations) holds it exclusively and waits until every communicator of the process has
+// the library's frees and pinned allocations, and a test program's free of fake device memory)
+// holds it exclusively and waits until every communicator of the process has
 // no work in flight (failed and stopped ones count as idle: their work is not coming).
 // ncclCommAbort does not wait (the library aborts only what it has stopped first).
 //

@@ -139,16 +139,24 @@ int main(int argc, char** argv) {
       std::vector<Checker> checkers(comms.size());
       std::vector<long> calls(comms.size(), 0);
       std::vector<ThreadProgress> progress(comms.size());
+      // Every thread's buffers are allocated before any thread starts and freed after all have
+      // ended, as an application with a caching allocator does. A cudaFree waits for every kernel
+      // on the device, NCCL's of the other threads' communicators included, while holding the
+      // context's lock: a thread that frees while another waits for a peer stuck the same way
+      // deadlocks both ranks, with raw NCCL as with the library (README, "Streams").
+      std::vector<std::unique_ptr<MixedCalls>> mixes;
+      for (std::size_t t = 0; t < comms.size(); ++t) {
+        mixes.push_back(std::make_unique<MixedCalls>(checkers[t], *space, comms[t], 1 << 16));
+        mixes[t]->record_steps_in(&progress[t].step);
+      }
       const Clock::time_point start = Clock::now();
       {
         Watchdog watchdog(progress, rank, stall_seconds);
         std::vector<std::thread> threads;
         for (std::size_t t = 0; t < comms.size(); ++t) {
           threads.emplace_back([&, t] {
-            MixedCalls mix(checkers[t], *space, comms[t], 1 << 16);
-            mix.record_steps_in(&progress[t].step);
             for (int round = 0; another_round(round, rounds, seconds, start, comms[t]); ++round) {
-              calls[t] += mix.run_round(round);
+              calls[t] += mixes[t]->run_round(round);
               progress[t].rounds.fetch_add(1);
             }
             progress[t].finished = true;
@@ -157,6 +165,7 @@ int main(int argc, char** argv) {
         for (std::thread& thread : threads) thread.join();
       }
       const double elapsed = seconds_since(start);
+      mixes.clear();
       long total = 0;
       int fewest = progress.empty() ? 0 : progress[0].rounds.load(), most = fewest;
       for (std::size_t t = 0; t < comms.size(); ++t) {
