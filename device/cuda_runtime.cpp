@@ -23,30 +23,32 @@ bool probe_cuda() {
   return count > 0;
 }
 
-// cuMemGetAddressRange from the driver the static runtime loaded (no link against libcuda, so the
-// library still loads without a driver); null when the runtime or the driver cannot give it.
+// cuMemGetAddressRange, looked up once.
 using AddressRangeQuery = CUresult (*)(CUdeviceptr* base, std::size_t* bytes, CUdeviceptr pointer);
 
 AddressRangeQuery address_range_query() {
-  static const AddressRangeQuery query = []() -> AddressRangeQuery {
-#if CUDART_VERSION >= 12050
-    void* function = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 3020, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();
-      return nullptr;
-    }
-    return reinterpret_cast<AddressRangeQuery>(function);
-#else
-    return nullptr;
-#endif
-  }();
+  static const auto query = reinterpret_cast<AddressRangeQuery>(driver_entry_point("cuMemGetAddressRange", 3020));
   return query;
 }
 
 }  // namespace
+
+void* driver_entry_point(const char* symbol, unsigned version) {
+#if CUDART_VERSION >= 12050
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(symbol, &function, version, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return function;
+#else
+  (void)symbol;
+  (void)version;
+  return nullptr;
+#endif
+}
 
 bool cuda_available() {
   static const bool available = probe_cuda();

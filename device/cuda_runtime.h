@@ -37,6 +37,11 @@ struct AllocationRange {
 };
 bool allocation_range(const void* pointer, AllocationRange* range);
 
+// A driver function by name, from the driver the static runtime loaded (the library does not link
+// against libcuda, so that it still loads without a driver), as it was in CUDA `version` (e.g. 3020
+// for 3.2); null when the runtime or the driver cannot give it.
+void* driver_entry_point(const char* symbol, unsigned version);
+
 // Turns a CUDA error into a Status naming the call that failed, e.g. "cudaMemcpyAsync: invalid argument".
 Status cuda_status(cudaError_t error, const char* what);
 

@@ -4,6 +4,7 @@
 // a GPU also when the allocation range reported for a device pointer does not cover it), never on
 // a time. `--gpu` exits 77 (skipped) where no CUDA device exists; without it the host rows run
 // anywhere and the device rows say why they are missing.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <sys/mman.h>
 
@@ -100,6 +101,53 @@ void range_rows(void* device, void* managed) {
   }
 }
 
+// The driver's own query, as UCX's memory-type detection makes it (cuPointerGetAttributes), beside
+// the runtime's that locate() makes: the kind alone, and the three attributes locate() would need
+// (kind, managed, device). Reference rows for a later choice: if the driver's query is much cheaper,
+// every mmap'd host buffer and every device buffer gains it (issue 15's host goal).
+using PointerAttributesQuery = CUresult (*)(unsigned count, CUpointer_attribute* attributes, void** data,
+                                            CUdeviceptr pointer);
+
+// `expected`: the CUmemorytype the driver must report (0 for memory it does not know).
+void raw_query_rows(const char* what, const void* pointer, unsigned expected) {
+  const double runtime = nanoseconds_per_call([pointer] {
+    cudaPointerAttributes attributes{};
+    return cudaPointerGetAttributes(&attributes, pointer) == cudaSuccess;
+  });
+  std::printf("%-44s %8.1f ns  (what locate() asks)\n", (std::string(what) + ": cudaPointerGetAttributes").c_str(),
+              runtime);
+  const auto query =
+      reinterpret_cast<PointerAttributesQuery>(mcrp::device::driver_entry_point("cuPointerGetAttributes", 7000));
+  if (query == nullptr) {
+    std::printf("%-44s not found in the driver\n", "cuPointerGetAttributes");
+    return;
+  }
+  const auto address = reinterpret_cast<CUdeviceptr>(pointer);
+  unsigned reported = 0;
+  CUpointer_attribute kind_attribute = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+  void* reported_data[] = {&reported};
+  if (query(1, &kind_attribute, reported_data, address) != CUDA_SUCCESS || reported != expected) {
+    std::printf("%-44s reported memory type %u, not %u: WRONG KIND\n", what, reported, expected);
+    ++g_wrong;
+  }
+  const double kind_only = nanoseconds_per_call([query, address] {
+    unsigned type = 0;
+    CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+    void* data[] = {&type};
+    return query(1, &attribute, data, address) == CUDA_SUCCESS;
+  });
+  std::printf("%-44s %8.1f ns\n", (std::string(what) + ": cuPointerGetAttributes, kind").c_str(), kind_only);
+  const double three = nanoseconds_per_call([query, address] {
+    unsigned type = 0, managed = 0;
+    int ordinal = -1;
+    CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void* data[] = {&type, &managed, &ordinal};
+    return query(3, attributes, data, address) == CUDA_SUCCESS;
+  });
+  std::printf("%-44s %8.1f ns\n", (std::string(what) + ": the same, 3 attributes").c_str(), three);
+}
+
 void device_rows() {
   void* device = nullptr;
   void* managed = nullptr;
@@ -112,12 +160,13 @@ void device_rows() {
   row("cudaMalloc, 1 KiB inside", static_cast<char*>(device) + 1024, MemoryKind::device, "< 50 ns");
   row("cudaMallocManaged", managed, MemoryKind::device, "< 50 ns");
   row("cudaMallocHost (pinned)", pinned, MemoryKind::host, "< 20 ns");
-  const double raw = nanoseconds_per_call([device] {
-    cudaPointerAttributes attributes{};
-    return cudaPointerGetAttributes(&attributes, device) == cudaSuccess;
-  });
-  std::printf("%-44s %-7s %-7s %8.1f ns  (reference: what every lookup cost before)\n",
-              "cudaPointerGetAttributes itself", "", "", raw);
+  std::printf("\n%-44s\n", "the driver query alone, by API (reference)");
+  raw_query_rows("device", device, CU_MEMORYTYPE_DEVICE);
+  void* mapped_host = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped_host != MAP_FAILED) {
+    raw_query_rows("mmap'd host", mapped_host, 0);
+    munmap(mapped_host, 1 << 20);
+  }
   range_rows(device, managed);
 
   // Freed and reused: nothing stale may answer.
