@@ -2,9 +2,15 @@
 // base MPI's known defects are avoided (README, "Base-MPI defects found by the tests").
 #include "collectives/base_call.h"
 
+#include <memory>
 #include <vector>
 
 #include "collectives/half_reduction.h"
+#include "collectives/kind.h"
+#include "runtime/base_request_op.h"
+#include "runtime/errors.h"
+#include "runtime/guarded.h"
+#include "runtime/requests.h"
 #include "runtime/self_comm.h"
 
 namespace mcrp {
@@ -19,8 +25,10 @@ bool reduce_in_place_off_root_zero(const CollCall& call, const void* sendbuf) {
 
 // MPICH 4.0.2 fails an internal assertion ("memcpy argument memory ranges overlap", then aborts) in
 // MPI_Reduce_scatter with MPI_IN_PLACE and uneven counts once blocks are large (2 ranks, 65539
-// floats). The same reduction with a copy of the contribution as sendbuf is unaffected. Returns the
-// elements of that contribution, or 0 when the call is not such a reduce_scatter.
+// floats), and so do MPI_Ireduce_scatter and MPI_Reduce_scatter_init (2 and 3 ranks, 65539 ints
+// and one more per rank). The same reduction with a copy of the contribution as sendbuf is
+// unaffected. Returns the elements of that contribution, or 0 when the call is not such a
+// reduce_scatter.
 MPI_Count in_place_reduce_scatter_elements(const CollCall& call, const void* sendbuf) {
   if (call.kind != CollKind::reduce_scatter || sendbuf != MPI_IN_PLACE) return 0;
   int size = 0;
@@ -70,6 +78,39 @@ const void* copy_of(const void* buffer, MPI_Count count, MPI_Datatype type, std:
   return storage.data() - true_lb;
 }
 
+// A nonblocking in-place reduce_scatter run on a copy of the contribution, which the base MPI may
+// read until the call completes: the copy is owned by the request.
+class CopiedContribution final : public BaseRequestOp {
+ public:
+  int start(const BaseCall& base, const CollCall& call, void* recvbuf, MPI_Datatype type, MPI_Op op) {
+    const void* sendbuf = copy_of(recvbuf, in_place_reduce_scatter_elements(call, MPI_IN_PLACE), call.recvtype,
+                                  contribution_);
+    return base(sendbuf, recvbuf, &inner_, type, op);
+  }
+
+ private:
+  std::vector<char> contribution_;
+};
+
+int start_copied_reduce_scatter(const BaseCall& base, const CollCall& call, void* recvbuf, MPI_Datatype type,
+                                MPI_Op op, MPI_Request* request) {
+  const char* name = nonblocking_mpi_name(call.kind);
+  auto fail = [&](const Status& status) {
+    *request = MPI_REQUEST_NULL;
+    int size = 0;
+    PMPI_Comm_size(call.comm, &size);
+    return raise_error(call.comm, name, size, status);  // the base MPI's own error: as it raised it
+  };
+  return guarded(
+      [&] {
+        auto copied = std::make_unique<CopiedContribution>();
+        Status status = from_base(copied->start(base, call, recvbuf, type, op));
+        if (status.ok()) status = start_generalized(std::move(copied), call.comm, name, request);
+        return status.ok() ? MPI_SUCCESS : fail(status);
+      },
+      fail);
+}
+
 // The calls base_call_may_adjust picks, out of line: the common call_base only forwards.
 [[gnu::noinline]] int call_base_adjusted(const BaseCall& base, const CollCall& call, const void* sendbuf,
                                          void* recvbuf, MPI_Request* request) {
@@ -84,9 +125,14 @@ const void* copy_of(const void* buffer, MPI_Count count, MPI_Datatype type, std:
       start_intercomm_bcast(call, recvbuf, type, request, &started)) {
     return started;
   }
-  // The defects avoided below concern blocking in-place calls only; the rest pass as they are.
-  // Blocking only: a nonblocking or persistent call would need the copy to outlive this frame.
-  if (request != nullptr || sendbuf != MPI_IN_PLACE) return base(sendbuf, recvbuf, request, type, op);
+  // The defects avoided below concern in-place calls only; the rest pass as they are.
+  if (sendbuf != MPI_IN_PLACE) return base(sendbuf, recvbuf, request, type, op);
+  if (request != nullptr) {  // the copy must outlive this frame: the request owns it
+    if (in_place_reduce_scatter_elements(call, sendbuf) > 0) {
+      return start_copied_reduce_scatter(base, call, recvbuf, type, op, request);
+    }
+    return base(sendbuf, recvbuf, request, type, op);
+  }
   std::vector<char> contribution;
   if (reduce_in_place_off_root_zero(call, sendbuf)) {
     sendbuf = copy_of(recvbuf, call.recvcount, call.recvtype, contribution);

@@ -59,15 +59,16 @@ class BuffersOnlyBase final : public StagedBase {
 
 // Whether call_base may hand the base MPI anything but the caller's arguments for `call` on these
 // buffers (`blocking`: no request), avoiding a defect of the base MPI: an fp16 type (any op, to
-// be safe), a displaced allgatherv, the in-place reduce and reduce_scatter of blocking calls, or a
-// nonblocking bcast on an intercommunicator (another collective of the base MPI's instead).
+// be safe), a displaced allgatherv, the in-place reduce of a blocking call, an in-place
+// reduce_scatter (blocking or not), or a nonblocking bcast on an intercommunicator (another
+// collective of the base MPI's instead).
 // False for every other call, which call_base then passes as it is; host calls that go straight
 // from their wrapper to the base MPI (collectives/host_direct.h) ask it too, so the two cannot
 // drift apart. Inline: folded per entry point.
 [[gnu::always_inline]] inline bool base_call_may_adjust(const CollCall& call, const void* sendbuf, bool blocking) {
   if (call.recvtype == MPIX_C_FLOAT16 || allgatherv_displaced(call, sendbuf)) return true;
   if (intercomm_nonblocking_bcast(call, blocking)) return true;
-  return blocking && sendbuf == MPI_IN_PLACE && (call.kind == CollKind::reduce || call.kind == CollKind::reduce_scatter);
+  return sendbuf == MPI_IN_PLACE && (call.kind == CollKind::reduce_scatter || (blocking && call.kind == CollKind::reduce));
 }
 
 // Calls the base MPI for `call` on the given buffers. The datatype and op are the caller's, except
@@ -75,8 +76,8 @@ class BuffersOnlyBase final : public StagedBase {
 int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, void* recvbuf,
               MPI_Request* request = nullptr);
 // The same for the base MPI's persistent initialisation (MPI_<Name>_init) on the user's buffers:
-// only the fp16 substitution applies, since the defects call_base avoids are those of the
-// blocking and nonblocking forms.
+// only the fp16 substitution applies. The persistent forms of the other defects call_base avoids
+// are the library's own requests, which start the nonblocking form (collectives/dispatch.cpp).
 int call_base_init(const BaseCall& init, const CollCall& call, MPI_Request* request);
 
 }  // namespace mcrp

@@ -313,10 +313,14 @@ int init_base_persistent(const BaseCall& init, const CollCall& call, MPI_Request
 // on every rank (rule 1), and on every base MPI: no probe could tell a right one without
 // communicating, and MPICH 5 (right) loses only its persistent schedule reuse. The same for bcast
 // on an intercommunicator, whose nonblocking form the library replaces on every base MPI
-// (collectives/intercomm_bcast.h): the base's persistent one there delivers nothing or hangs.
-bool base_persistent_unreliable(CollKind kind, bool intercomm) {
+// (collectives/intercomm_bcast.h): the base's persistent one there delivers nothing or hangs. And
+// for an in-place reduce_scatter, which MPICH 4.0.2 aborts in with uneven blocks in every form:
+// each start runs the nonblocking form on a copy of the contribution (collectives/base_call.cpp);
+// MPI_IN_PLACE is passed on every rank or none, so every rank decides alike.
+bool base_persistent_unreliable(const CollCall& call, bool intercomm) {
+  const CollKind kind = call.kind;
   return kind == CollKind::gather || kind == CollKind::allgather || kind == CollKind::scatter ||
-         (kind == CollKind::bcast && intercomm);
+         (kind == CollKind::bcast && intercomm) || (kind == CollKind::reduce_scatter && call.sendbuf == MPI_IN_PLACE);
 }
 
 }  // namespace
@@ -334,7 +338,7 @@ int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCal
     bool memory_disagrees = false;
     Status status = checked(p, memory.device, &memory_disagrees);
     const bool library_request =
-        memory.device || memory_disagrees || base_persistent_unreliable(call.kind, p.self.inter);
+        memory.device || memory_disagrees || base_persistent_unreliable(call, p.self.inter);
     if (status.ok() && library_request) {
       // Each MPI_Start runs the call through the router again, as its nonblocking form.
       PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {

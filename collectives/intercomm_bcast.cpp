@@ -5,6 +5,7 @@
 
 #include "collectives/kind.h"
 #include "collectives/layout.h"
+#include "runtime/base_request_op.h"
 #include "runtime/errors.h"
 #include "runtime/guarded.h"
 #include "runtime/requests.h"
@@ -13,7 +14,7 @@ namespace mcrp {
 namespace {
 
 // The alltoallv's arguments, owned until it completes: MPI lets the base MPI read them until then.
-class IntercommBcast final : public AsyncOp {
+class IntercommBcast final : public BaseRequestOp {
  public:
   explicit IntercommBcast(int remote_size)
       : sendcounts_(remote_size, 0), recvcounts_(remote_size, 0), displacements_(remote_size, 0) {}
@@ -32,20 +33,10 @@ class IntercommBcast final : public AsyncOp {
                              recvcounts_.data(), displacements_.data(), datatype, call.comm, &inner_);
   }
 
-  Status progress(bool* done) override {
-    int flag = 0;
-    const int rc = PMPI_Test(&inner_, &flag, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) return already_raised(rc);
-    *done = flag != 0;
-    return {};
-  }
-  bool left_device_work() const override { return false; }  // host memory only: the base MPI's
-
  private:
   std::vector<MPI_Count> sendcounts_, recvcounts_;
   std::vector<MPI_Aint> displacements_;
   char unused_ = 0;
-  MPI_Request inner_ = MPI_REQUEST_NULL;
 };
 
 }  // namespace

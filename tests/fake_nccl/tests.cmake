@@ -37,6 +37,12 @@ endfunction()
 # Every blocking collective against host references (one rank: the local copy, no NCCL).
 mcrpmpi_add_fake_nccl_test(collectives INLINE RANKS 1 2 3 4
                            COMMAND $<TARGET_FILE:mcrpmpi_gpu_collectives> --space fake-device --path nccl)
+# The same with every blocking collective run as its nonblocking form and a polling wait
+# (MCRPMPI_POLLING_COLLECTIVES, on by default under MCRPMPI_P2P_DEVICE_ONLY): the in-place
+# reduce_scatter with large uneven blocks, which NCCL cannot do, then reaches the base MPI's
+# MPI_Ireduce_scatter, which MPICH 4.0.2 aborts in unless given a copy (collectives/base_call.cpp).
+mcrpmpi_add_fake_nccl_test(collectives.polling RANKS 2 ENV MCRPMPI_POLLING_COLLECTIVES=1
+                           COMMAND $<TARGET_FILE:mcrpmpi_gpu_collectives> --space fake-device --path nccl)
 # Swapped gap-free datatypes (packed for NCCL) and MPI_BOTTOM with absolute device addresses (every
 # rank on NCCL: one classified host would leave the others waiting in NCCL).
 mcrpmpi_add_fake_nccl_test(derived_placement INLINE RANKS 2 3 TIMEOUT 60
