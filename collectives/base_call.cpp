@@ -26,8 +26,8 @@ bool reduce_in_place_off_root_zero(const CollCall& call, const void* sendbuf) {
 // MPICH 4.0.2 fails an internal assertion ("memcpy argument memory ranges overlap", then aborts) in
 // MPI_Reduce_scatter with MPI_IN_PLACE and uneven counts once blocks are large (2 ranks, 65539
 // floats), and so do MPI_Ireduce_scatter and MPI_Reduce_scatter_init (2 and 3 ranks, 65539 ints
-// and one more per rank). The same reduction with a copy of the contribution as sendbuf is
-// unaffected. Returns the elements of that contribution, or 0 when the call is not such a
+// and one more per rank); the first two are avoided here. The same reduction with a copy of the
+// contribution as sendbuf is unaffected. Returns the elements of that contribution, or 0 when the call is not such a
 // reduce_scatter.
 MPI_Count in_place_reduce_scatter_elements(const CollCall& call, const void* sendbuf) {
   if (call.kind != CollKind::reduce_scatter || sendbuf != MPI_IN_PLACE) return 0;

@@ -76,8 +76,8 @@ class BuffersOnlyBase final : public StagedBase {
 int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, void* recvbuf,
               MPI_Request* request = nullptr);
 // The same for the base MPI's persistent initialisation (MPI_<Name>_init) on the user's buffers:
-// only the fp16 substitution applies. The persistent forms of the other defects call_base avoids
-// are the library's own requests, which start the nonblocking form (collectives/dispatch.cpp).
+// only the fp16 substitution applies (the in-place reduce_scatter's abort remains there: README,
+// "Base-MPI defects").
 int call_base_init(const BaseCall& init, const CollCall& call, MPI_Request* request);
 
 }  // namespace mcrp

@@ -313,14 +313,13 @@ int init_base_persistent(const BaseCall& init, const CollCall& call, MPI_Request
 // on every rank (rule 1), and on every base MPI: no probe could tell a right one without
 // communicating, and MPICH 5 (right) loses only its persistent schedule reuse. The same for bcast
 // on an intercommunicator, whose nonblocking form the library replaces on every base MPI
-// (collectives/intercomm_bcast.h): the base's persistent one there delivers nothing or hangs. And
-// for an in-place reduce_scatter, which MPICH 4.0.2 aborts in with uneven blocks in every form:
-// each start runs the nonblocking form on a copy of the contribution (collectives/base_call.cpp);
-// MPI_IN_PLACE is passed on every rank or none, so every rank decides alike.
-bool base_persistent_unreliable(const CollCall& call, bool intercomm) {
-  const CollKind kind = call.kind;
+// (collectives/intercomm_bcast.h): the base's persistent one there delivers nothing or hangs.
+// (Not the in-place reduce_scatter MPICH 4.0.2 aborts in: its library request would read the
+// counts array at every start, and mpi4py's apparently does not outlive the init call; README,
+// "Base-MPI defects".)
+bool base_persistent_unreliable(CollKind kind, bool intercomm) {
   return kind == CollKind::gather || kind == CollKind::allgather || kind == CollKind::scatter ||
-         (kind == CollKind::bcast && intercomm) || (kind == CollKind::reduce_scatter && call.sendbuf == MPI_IN_PLACE);
+         (kind == CollKind::bcast && intercomm);
 }
 
 }  // namespace
@@ -338,7 +337,7 @@ int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCal
     bool memory_disagrees = false;
     Status status = checked(p, memory.device, &memory_disagrees);
     const bool library_request =
-        memory.device || memory_disagrees || base_persistent_unreliable(call, p.self.inter);
+        memory.device || memory_disagrees || base_persistent_unreliable(call.kind, p.self.inter);
     if (status.ok() && library_request) {
       // Each MPI_Start runs the call through the router again, as its nonblocking form.
       PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {

@@ -1,7 +1,7 @@
 // Nonblocking (MPI_I<coll>, _c) and persistent (MPI_<Coll>_init, _c; Start, Startall) collectives
 // through libmcrpmpi on host buffers, against references computed here: every entry point at
 // counts 0, 1 and 7, in place where MPI allows it, each persistent request started three times;
-// and the in-place reduce_scatter with large uneven blocks that MPICH 4.0.2 aborts in.
+// and the nonblocking in-place reduce_scatter with large uneven blocks that MPICH 4.0.2 aborts in.
 #include <mpi.h>
 
 #include <cstdio>
@@ -139,13 +139,17 @@ void in_place_reduce_scatter(Ctx& c, Form f, const Counts& counts) {
 }
 
 // Large uneven blocks in place: MPICH 4.0.2 aborts in every form ("memcpy argument memory ranges
-// overlap"); the library runs them on a copy of the contribution (collectives/base_call.cpp).
+// overlap"); the library runs the nonblocking ones on a copy of the contribution
+// (collectives/base_call.cpp). The persistent ones still abort (README, "Base-MPI defects").
 void large_in_place_reduce_scatter(Ctx& c) {
   static const mcrp_test::BaseMpiQuirks quirks = mcrp_test::BaseMpiQuirks::detect();
   Checker::BeyondBase beyond(c.checker, quirks.inplace_reduce_scatter_large_aborts);
   std::vector<int> blocks(c.size);
   for (int k = 0; k < c.size; ++k) blocks[k] = static_cast<int>(mcrp_test::BaseMpiQuirks::kLargeReduceScatterBlock) + k;
-  for (Form f : kForms) in_place_reduce_scatter(c, f, Counts(blocks));
+  for (Form f : {Form::nonblocking, Form::nonblocking_c}) in_place_reduce_scatter(c, f, Counts(blocks));
+  if (quirks.inplace_reduce_scatter_large_aborts) {
+    c.checker.skip("persistent in-place reduce_scatter with large uneven blocks: aborts in the base MPI");
+  }
 }
 
 void reductions(Ctx& c, int n) {
