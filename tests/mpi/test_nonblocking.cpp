@@ -143,10 +143,18 @@ void in_place_reduce_scatter(Ctx& c, Form f, const Counts& counts) {
 // (collectives/base_call.cpp). The persistent ones still abort (README, "Base-MPI defects").
 void large_in_place_reduce_scatter(Ctx& c) {
   static const mcrp_test::BaseMpiQuirks quirks = mcrp_test::BaseMpiQuirks::detect();
-  Checker::BeyondBase beyond(c.checker, quirks.inplace_reduce_scatter_large_aborts);
-  std::vector<int> blocks(c.size);
-  for (int k = 0; k < c.size; ++k) blocks[k] = static_cast<int>(mcrp_test::BaseMpiQuirks::kLargeReduceScatterBlock) + k;
-  for (Form f : {Form::nonblocking, Form::nonblocking_c}) in_place_reduce_scatter(c, f, Counts(blocks));
+  if (quirks.inplace_reduce_scatter_large_aborts && !quirks.library_present) {  // test_nonblocking_plain
+    c.checker.skip("reduce_scatter in place with large uneven blocks: aborts in the base MPI (MPICH 4.0)");
+    return;
+  }
+  {
+    Checker::BeyondBase beyond(c.checker, quirks.inplace_reduce_scatter_large_aborts);
+    std::vector<int> blocks(c.size);
+    for (int k = 0; k < c.size; ++k) {
+      blocks[k] = static_cast<int>(mcrp_test::BaseMpiQuirks::kLargeReduceScatterBlock) + k;
+    }
+    for (Form f : {Form::nonblocking, Form::nonblocking_c}) in_place_reduce_scatter(c, f, Counts(blocks));
+  }
   if (quirks.inplace_reduce_scatter_large_aborts) {
     c.checker.skip("persistent in-place reduce_scatter with large uneven blocks: aborts in the base MPI");
   }
