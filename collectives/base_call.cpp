@@ -27,8 +27,8 @@ bool reduce_in_place_off_root_zero(const CollCall& call, const void* sendbuf) {
 // MPI_Reduce_scatter with MPI_IN_PLACE and uneven counts once blocks are large (2 ranks, 65539
 // floats), and so do MPI_Ireduce_scatter and MPI_Reduce_scatter_init (2 and 3 ranks, 65539 ints
 // and one more per rank); the first two are avoided here. The same reduction with a copy of the
-// contribution as sendbuf is unaffected. Returns the elements of that contribution, or 0 when the call is not such a
-// reduce_scatter.
+// contribution as sendbuf is unaffected. Returns the elements of that contribution, or 0 when the
+// call is not such a reduce_scatter.
 MPI_Count in_place_reduce_scatter_elements(const CollCall& call, const void* sendbuf) {
   if (call.kind != CollKind::reduce_scatter || sendbuf != MPI_IN_PLACE) return 0;
   int size = 0;
@@ -82,9 +82,9 @@ const void* copy_of(const void* buffer, MPI_Count count, MPI_Datatype type, std:
 // read until the call completes: the copy is owned by the request.
 class CopiedContribution final : public BaseRequestOp {
  public:
-  int start(const BaseCall& base, const CollCall& call, void* recvbuf, MPI_Datatype type, MPI_Op op) {
-    const void* sendbuf = copy_of(recvbuf, in_place_reduce_scatter_elements(call, MPI_IN_PLACE), call.recvtype,
-                                  contribution_);
+  int start(const BaseCall& base, const CollCall& call, MPI_Count elements, void* recvbuf, MPI_Datatype type,
+            MPI_Op op) {
+    const void* sendbuf = copy_of(recvbuf, elements, call.recvtype, contribution_);
     return base(sendbuf, recvbuf, &inner_, type, op);
   }
 
@@ -92,8 +92,8 @@ class CopiedContribution final : public BaseRequestOp {
   std::vector<char> contribution_;
 };
 
-int start_copied_reduce_scatter(const BaseCall& base, const CollCall& call, void* recvbuf, MPI_Datatype type,
-                                MPI_Op op, MPI_Request* request) {
+int start_copied_reduce_scatter(const BaseCall& base, const CollCall& call, MPI_Count elements, void* recvbuf,
+                                MPI_Datatype type, MPI_Op op, MPI_Request* request) {
   const char* name = nonblocking_mpi_name(call.kind);
   auto fail = [&](const Status& status) {
     *request = MPI_REQUEST_NULL;
@@ -104,7 +104,7 @@ int start_copied_reduce_scatter(const BaseCall& base, const CollCall& call, void
   return guarded(
       [&] {
         auto copied = std::make_unique<CopiedContribution>();
-        Status status = from_base(copied->start(base, call, recvbuf, type, op));
+        Status status = from_base(copied->start(base, call, elements, recvbuf, type, op));
         if (status.ok()) status = start_generalized(std::move(copied), call.comm, name, request);
         return status.ok() ? MPI_SUCCESS : fail(status);
       },
@@ -127,17 +127,18 @@ int start_copied_reduce_scatter(const BaseCall& base, const CollCall& call, void
   }
   // The defects avoided below concern in-place calls only; the rest pass as they are.
   if (sendbuf != MPI_IN_PLACE) return base(sendbuf, recvbuf, request, type, op);
+  const MPI_Count reduce_scatter_elements = in_place_reduce_scatter_elements(call, sendbuf);
   if (request != nullptr) {  // the copy must outlive this frame: the request owns it
-    if (in_place_reduce_scatter_elements(call, sendbuf) > 0) {
-      return start_copied_reduce_scatter(base, call, recvbuf, type, op, request);
+    if (reduce_scatter_elements > 0) {
+      return start_copied_reduce_scatter(base, call, reduce_scatter_elements, recvbuf, type, op, request);
     }
     return base(sendbuf, recvbuf, request, type, op);
   }
   std::vector<char> contribution;
   if (reduce_in_place_off_root_zero(call, sendbuf)) {
     sendbuf = copy_of(recvbuf, call.recvcount, call.recvtype, contribution);
-  } else if (const MPI_Count elements = in_place_reduce_scatter_elements(call, sendbuf); elements > 0) {
-    sendbuf = copy_of(recvbuf, elements, call.recvtype, contribution);
+  } else if (reduce_scatter_elements > 0) {
+    sendbuf = copy_of(recvbuf, reduce_scatter_elements, call.recvtype, contribution);
   }
   return base(sendbuf, recvbuf, request, type, op);
 }

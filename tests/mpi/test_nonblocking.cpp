@@ -223,7 +223,6 @@ void reductions(Ctx& c, int n) {
   }
 }
 
-
 // Debian's MPICH 4.0.2 and Intel MPI 2021 get persistent data-movement collectives wrong
 // (MPI_Gather_init drops the root's own block; MPI_Allgather_init and MPI_Scatter_init receive
 // nothing from the second start on). The library owns those requests and starts the nonblocking

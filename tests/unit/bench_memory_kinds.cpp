@@ -123,18 +123,19 @@ void raw_query_rows(const char* what, const void* pointer, unsigned expected) {
     return;
   }
   const auto address = reinterpret_cast<CUdeviceptr>(pointer);
+  auto ask_kind = [query, address](unsigned* type) {
+    CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+    void* data[] = {type};
+    return query(1, &attribute, data, address) == CUDA_SUCCESS;
+  };
   unsigned reported = 0;
-  CUpointer_attribute kind_attribute = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
-  void* reported_data[] = {&reported};
-  if (query(1, &kind_attribute, reported_data, address) != CUDA_SUCCESS || reported != expected) {
+  if (!ask_kind(&reported) || reported != expected) {
     std::printf("%-44s reported memory type %u, not %u: WRONG KIND\n", what, reported, expected);
     ++g_wrong;
   }
-  const double kind_only = nanoseconds_per_call([query, address] {
+  const double kind_only = nanoseconds_per_call([&ask_kind] {
     unsigned type = 0;
-    CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
-    void* data[] = {&type};
-    return query(1, &attribute, data, address) == CUDA_SUCCESS;
+    return ask_kind(&type);
   });
   std::printf("%-44s %8.1f ns\n", (std::string(what) + ": cuPointerGetAttributes, kind").c_str(), kind_only);
   const double three = nanoseconds_per_call([query, address] {
