@@ -33,8 +33,43 @@ class BaseCall {
   int (*invoke_)(void*, const void*, void*, MPI_Request*, MPI_Datatype, MPI_Op);
 };
 
-// A base call that outlives the wrapper (persistent requests run it at every MPI_Start).
-using OwnedBaseCall = std::function<int(const void*, void*, MPI_Request*, MPI_Datatype, MPI_Op)>;
+// The arrays a persistent request passes the base MPI at every start: its own copies
+// (collectives/array_copies.h), which the wrapper's lambda puts in place of the user's arrays, since
+// those may be gone by then (pmpi/collective_wrapper_macros.h).
+struct BaseArrays {
+  CountArray sendcounts, sdispls, recvcounts, rdispls;
+  const MPI_Datatype* sendtypes = nullptr;  // MPI_Alltoallw, MPI_Neighbor_alltoallw
+  const MPI_Datatype* recvtypes = nullptr;
+};
+
+// One of them as an argument of either form of the base MPI's entry point (int[] or MPI_Count[]);
+// an entry point is only ever given arrays of its own form.
+class ArrayArgument {
+ public:
+  explicit ArrayArgument(const CountArray& array) : array_(array) {}
+  operator const int*() const { return array_.narrow_data(); }         // NOLINT: implicit by design
+  operator const MPI_Count*() const { return array_.wide_data(); }     // NOLINT: implicit by design
+
+ private:
+  CountArray array_;
+};
+
+// A base call that outlives the wrapper (persistent requests run it at every MPI_Start), with the
+// arrays it is to pass.
+using OwnedBaseCall = std::function<int(const void*, void*, MPI_Request*, MPI_Datatype, MPI_Op, const BaseArrays&)>;
+
+// An OwnedBaseCall bound to its arrays, to be run as a BaseCall.
+class BaseWithArrays {
+ public:
+  BaseWithArrays(const OwnedBaseCall& base, const BaseArrays& arrays) : base_(base), arrays_(arrays) {}
+  int operator()(const void* sendbuf, void* recvbuf, MPI_Request* request, MPI_Datatype datatype, MPI_Op op) const {
+    return base_(sendbuf, recvbuf, request, datatype, op, arrays_);
+  }
+
+ private:
+  const OwnedBaseCall& base_;
+  BaseArrays arrays_;
+};
 
 // A base call whose datatypes, op and counts the wrapper's lambda takes from its own arguments, run
 // by the staged core (runtime/staged_sides.h) with only the buffers and the request substituted:
@@ -76,8 +111,8 @@ class BuffersOnlyBase final : public StagedBase {
 int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, void* recvbuf,
               MPI_Request* request = nullptr);
 // The same for the base MPI's persistent initialisation (MPI_<Name>_init) on the user's buffers:
-// only the fp16 substitution applies (the in-place reduce_scatter's abort remains there: README,
-// "Base-MPI defects").
+// only the fp16 substitution applies (an in-place reduce_scatter never gets here: the library owns
+// its persistent requests, collectives/dispatch.cpp).
 int call_base_init(const BaseCall& init, const CollCall& call, MPI_Request* request);
 
 }  // namespace mcrp

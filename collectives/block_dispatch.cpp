@@ -1,5 +1,6 @@
 #include "collectives/block_dispatch.h"
 
+#include <memory>
 #include <utility>
 
 #include "collectives/agreement.h"
@@ -158,8 +159,16 @@ int run_persistent_init(const BlockCall& call, const BaseCall& init, OwnedBaseCa
           if (rc == MPI_SUCCESS) register_base_persistent(*request);
           return rc;
         }
-        PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {
-          return run_collective(call, BaseCall(nonblocking), Mode::nonblocking, inner);
+        // Each start reads copies of the arrays (the caller's may be gone by then); an invalid
+        // communicator keeps none and is the base MPI's to report at the start.
+        BlockCounts counts;
+        auto kept = std::make_shared<KeptCall<BlockCall>>();
+        kept->call = block_counts(call, &counts) ? keep_arrays(call, counts, &kept->copies) : call;
+        PersistentStart start = [kept, nonblocking = std::move(nonblocking)](MPI_Request* inner) {
+          const BlockCall& c = kept->call;
+          BaseWithArrays base(nonblocking,
+                              BaseArrays{c.sendcounts, c.sdispls, c.recvcounts, c.rdispls, c.sendtypes, c.recvtypes});
+          return run_collective(c, BaseCall(base), Mode::nonblocking, inner);
         };
         const Status status = create_persistent(std::move(start), request);
         return status.ok() ? MPI_SUCCESS : failed(status);

@@ -194,4 +194,16 @@ Status block_sides(const BlockCall& c, const BlockCounts& n, StagedSides* sides,
   return {};
 }
 
+BlockCall keep_arrays(const BlockCall& c, const BlockCounts& n, ArrayCopies* copies) {
+  const int sends = c.sendbuf == MPI_IN_PLACE ? 0 : n.sends;
+  BlockCall kept = c;
+  kept.sendcounts = copies->keep(c.sendcounts, sends);
+  kept.sdispls = copies->keep(c.sdispls, sends);
+  kept.sendtypes = copies->keep(c.sendtypes, sends);
+  kept.recvcounts = copies->keep(c.recvcounts, n.receives);
+  kept.rdispls = copies->keep(c.rdispls, n.receives);
+  kept.recvtypes = copies->keep(c.recvtypes, n.receives);
+  return kept;
+}
+
 }  // namespace mcrp

@@ -6,6 +6,7 @@
 #pragma once
 #include <mpi.h>
 
+#include "collectives/array_copies.h"
 #include "collectives/block_call.h"
 #include "runtime/staged_sides.h"
 #include "device/status.h"
@@ -40,5 +41,10 @@ bool block_counts(const BlockCall& call, BlockCounts* counts);
 // sizes), for MCRPMPI_STATS.
 Status block_sides(const BlockCall& call, const BlockCounts& counts, StagedSides* sides,
                    MPI_Count* received = nullptr);
+
+// `call` with every counts, displacements and datatypes array this rank reads (as block_sides
+// reads them, `counts` entries each) replaced by a copy in `copies` (collectives/array_copies.h);
+// arrays MPI ignores here, such as MPI_Alltoallw's send arrays in place, stay as they came.
+BlockCall keep_arrays(const BlockCall& call, const BlockCounts& counts, ArrayCopies* copies);
 
 }  // namespace mcrp

@@ -22,6 +22,8 @@ class CountArray {
   MPI_Count operator[](int i) const { return wide_ != nullptr ? wide_[i] : narrow_[i]; }
   bool present() const { return wide_ != nullptr || narrow_ != nullptr; }
   bool wide() const { return wide_ != nullptr; }  // from a large-count (_c) entry point
+  const int* narrow_data() const { return narrow_; }       // null unless from an int form
+  const MPI_Count* wide_data() const { return wide_; }     // null unless from a _c form (or MPI_Aint[])
 
  private:
   const int* narrow_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <new>
 #include <utility>
 
@@ -313,13 +314,19 @@ int init_base_persistent(const BaseCall& init, const CollCall& call, MPI_Request
 // on every rank (rule 1), and on every base MPI: no probe could tell a right one without
 // communicating, and MPICH 5 (right) loses only its persistent schedule reuse. The same for bcast
 // on an intercommunicator, whose nonblocking form the library replaces on every base MPI
-// (collectives/intercomm_bcast.h): the base's persistent one there delivers nothing or hangs.
-// (Not the in-place reduce_scatter MPICH 4.0.2 aborts in: its library request would read the
-// counts array at every start, and mpi4py's apparently does not outlive the init call; README,
-// "Base-MPI defects".)
-bool base_persistent_unreliable(CollKind kind, bool intercomm) {
-  return kind == CollKind::gather || kind == CollKind::allgather || kind == CollKind::scatter ||
-         (kind == CollKind::bcast && intercomm);
+// (collectives/intercomm_bcast.h): the base's persistent one there delivers nothing or hangs. And
+// the in-place reduce_scatter, whose large uneven blocks MPICH 4.0.2 aborts in (every form; the
+// library's nonblocking form is not affected, collectives/base_call.cpp): MPI requires
+// MPI_IN_PLACE of every rank there, so this too is decided alike everywhere.
+bool base_persistent_unreliable(const CollCall& call, bool intercomm) {
+  switch (call.kind) {
+    case CollKind::gather:
+    case CollKind::allgather:
+    case CollKind::scatter: return true;
+    case CollKind::bcast: return intercomm;
+    case CollKind::reduce_scatter: return call.in_place() && !intercomm;
+    default: return false;
+  }
 }
 
 }  // namespace
@@ -337,11 +344,16 @@ int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCal
     bool memory_disagrees = false;
     Status status = checked(p, memory.device, &memory_disagrees);
     const bool library_request =
-        memory.device || memory_disagrees || base_persistent_unreliable(call.kind, p.self.inter);
+        memory.device || memory_disagrees || base_persistent_unreliable(call, p.self.inter);
     if (status.ok() && library_request) {
-      // Each MPI_Start runs the call through the router again, as its nonblocking form.
-      PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {
-        return run_collective(call, BaseCall(nonblocking), Mode::nonblocking, inner);
+      // Each MPI_Start runs the call through the router again, as its nonblocking form, on copies
+      // of the arrays the call reads (the caller's may be gone by then).
+      auto kept = std::make_shared<KeptCall<CollCall>>();
+      kept->call = keep_arrays(call, p.self, &kept->copies);
+      PersistentStart start = [kept, nonblocking = std::move(nonblocking)](MPI_Request* inner) {
+        const CollCall& c = kept->call;
+        BaseWithArrays base(nonblocking, BaseArrays{c.sendcounts, c.sdispls, c.recvcounts, c.rdispls});
+        return run_collective(c, BaseCall(base), Mode::nonblocking, inner);
       };
       status = create_persistent(std::move(start), request);
     }

@@ -166,6 +166,35 @@ Layout layout_of(const CollCall& c, const Participant& self) {
   return l;
 }
 
+CollCall keep_arrays(const CollCall& c, const Participant& self, ArrayCopies* copies) {
+  // Exactly the arrays layout_of reads, as many entries as it reads (test_layout checks both): one
+  // per peer for per-rank blocks, one per rank of the local group for reduce_scatter's counts.
+  const bool in_place = c.in_place() && !self.inter;
+  const bool root = role_of(c, self) == Role::root;
+  int send_entries = 0, recv_entries = 0;
+  switch (c.kind) {
+    case CollKind::allgatherv: recv_entries = self.peers; break;
+    case CollKind::alltoallv:
+      send_entries = in_place ? 0 : self.peers;
+      recv_entries = self.peers;
+      break;
+    case CollKind::gatherv: recv_entries = root ? self.peers : 0; break;
+    case CollKind::scatterv: send_entries = root ? self.peers : 0; break;
+    case CollKind::reduce_scatter: {  // counts only
+      CollCall kept = c;
+      kept.recvcounts = copies->keep(c.recvcounts, self.size);
+      return kept;
+    }
+    default: return c;  // no arrays
+  }
+  CollCall kept = c;
+  kept.sendcounts = copies->keep(c.sendcounts, send_entries);
+  kept.sdispls = copies->keep(c.sdispls, send_entries);
+  kept.recvcounts = copies->keep(c.recvcounts, recv_entries);
+  kept.rdispls = copies->keep(c.rdispls, recv_entries);
+  return kept;
+}
+
 Status check_counts(const Layout& layout) {
   if (layout.missing_array) return Status(MPI_ERR_ARG, "null counts or displacements array");
   for (const BufferSide* side : {&layout.send, &layout.recv}) {

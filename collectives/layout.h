@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "collectives/array_copies.h"
 #include "collectives/call.h"
 #include "device/status.h"
 #include "runtime/buffer.h"
@@ -54,6 +55,11 @@ Layout layout_of(const CollCall& call, const Participant& self);
 inline Layout layout_of(const CollCall& call, int rank, int size) {
   return layout_of(call, Participant::intra(rank, size));
 }
+
+// `call` with every counts and displacements array this rank reads replaced by a copy in `copies`
+// (collectives/array_copies.h), so that it describes the same layout after the caller's arrays are
+// gone; arrays MPI ignores on this rank stay as they came. Reads what layout_of reads.
+CollCall keep_arrays(const CollCall& call, const Participant& self, ArrayCopies* copies);
 
 // A NULL significant counts or displacements array (MPI_ERR_ARG), a negative count among the
 // significant arguments (MPI_ERR_COUNT), else ok.

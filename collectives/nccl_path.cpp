@@ -324,12 +324,16 @@ class NcclCall {
   Launcher launcher_;
 };
 
-// A call's arguments copied, for work that outlives the caller's frame.
+// A call's arguments copied, with the arrays it reads (reduce_scatter's counts, read at the
+// launch), for work that outlives the caller's frame.
 struct OwnedCall {
-  explicit OwnedCall(const Prepared& p) : call(*p.call), prepared(p) { prepared.call = &call; }
+  explicit OwnedCall(const Prepared& p) : call(keep_arrays(*p.call, p.self, &arrays)), prepared(p) {
+    prepared.call = &call;
+  }
   OwnedCall(const OwnedCall&) = delete;
   OwnedCall& operator=(const OwnedCall&) = delete;
 
+  ArrayCopies arrays;  // first: `call` points into it
   CollCall call;
   Prepared prepared;
 };

@@ -48,12 +48,24 @@
     return routed_##NAME(MCRP_UNPAREN ARGS, request, verdict);                                             \
   }
 
-// Persistent forms also hand over the nonblocking entry point, captured by value: a device-buffer
-// persistent request starts it (through the router) at every MPI_Start, long after this returns.
+// The names the lists give counts, displacements and datatypes arrays, bound to a persistent
+// request's copies of them (mcrp::BaseArrays): `displs` is scatterv's send displacements and the
+// receive ones of the others. Unused names cost nothing.
+#define MCRP_KEPT_ARRAYS(kept)                                                                \
+  [[maybe_unused]] const mcrp::ArrayArgument sendcounts(kept.sendcounts), sdispls(kept.sdispls), \
+      recvcounts(kept.recvcounts), rdispls(kept.rdispls),                                     \
+      displs(kept.sdispls.present() ? kept.sdispls : kept.rdispls);                           \
+  [[maybe_unused]] const MPI_Datatype* const sendtypes = kept.sendtypes;                      \
+  [[maybe_unused]] const MPI_Datatype* const recvtypes = kept.recvtypes;
+
+// Persistent forms also hand over the nonblocking entry point, captured by value: a persistent
+// request the library owns starts it (through the router) at every MPI_Start, long after this
+// returns, with the request's copies of the arrays in place of the caller's.
 #define MCRP_PERSISTENT_WRAPPER(NAME, NONBLOCKING_NAME, kind, PARAMS, ARGS)                                     \
   extern "C" int NAME(MCRP_UNPAREN PARAMS, MPI_Info info, MPI_Request* request) {                             \
     auto base = MCRP_BASE_LAMBDA(P##NAME, ARGS, , info, request);                                             \
-    mcrp::OwnedBaseCall nonblocking = [=](MCRP_BASE_PARAMETERS) {                                             \
+    mcrp::OwnedBaseCall nonblocking = [=](MCRP_BASE_PARAMETERS, const mcrp::BaseArrays& kept) {               \
+      MCRP_KEPT_ARRAYS(kept)                                                                                  \
       return P##NONBLOCKING_NAME(MCRP_UNPAREN ARGS, request);                                                 \
     };                                                                                                        \
     return mcrp::run_persistent_init(mcrp::describe::kind ARGS, mcrp::BaseCall(base), std::move(nonblocking), \

@@ -9,8 +9,9 @@
 // that inner request is, and MPI_Request_free drops the entry after finishing the inner request
 // (collectives) or handing it to the library's freed-while-active requests (point-to-point).
 //
-// The same for persistent gather, allgather and scatter on host buffers too: MPICH 4.0.2 and Intel
-// MPI 2021 get those wrong (collectives/dispatch.cpp, base_persistent_unreliable).
+// The same for persistent gather, allgather, scatter and in-place reduce_scatter on host buffers
+// too: MPICH 4.0.2 and Intel MPI 2021 get those wrong (collectives/dispatch.cpp,
+// base_persistent_unreliable).
 //
 // Other host buffers: the base MPI's own persistent request, registered too (without a collective) because
 // MPICH 4.0.2's Waitany/Testany/Waitsome/Testsome report an inactive persistent collective request

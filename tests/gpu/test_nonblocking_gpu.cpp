@@ -21,6 +21,7 @@
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/cross_comm_order.h"
+#include "tests/mpi/dropped_arrays.h"
 
 namespace {
 
@@ -79,6 +80,17 @@ std::vector<T> sum_over_ranks(int size, int count, int offset = 0) {
     for (int i = 0; i < count; ++i) s[i] = static_cast<T>(s[i] + element<T>(q, offset + i));
   return s;
 }
+// Runs `call` on copies of two arrays that are dropped as soon as it returns, as mpi4py drops those
+// of Iallgatherv and Ireduce_scatter (tests/mpi/dropped_arrays.h): work the library queues (behind
+// an NCCL communicator's setup, say) must not read them later.
+template <class C, class D, class Call>
+int with_dropped_arrays(std::vector<C> counts, std::vector<D> displs, Call call) {
+  const int rc = call(counts.data(), displs.data());
+  mcrp_test::drop_array<C>(counts, mcrp_test::kDroppedCount);
+  mcrp_test::drop_array<D>(displs, mcrp_test::kDroppedCount);
+  return rc;
+}
+
 std::vector<int> displacements(const std::vector<int>& counts) {
   std::vector<int> d(counts.size(), 0);
   for (std::size_t k = 1; k < d.size(); ++k) d[k] = d[k - 1] + counts[k - 1];
@@ -134,8 +146,11 @@ class Batch {
     }
     add(std::make_unique<F>(space_, "Ialltoallv" + tag, a2a_send, std::vector<float>(a2a_want.size(), -1), a2a_want,
                             [=](const float* s, float* r, MPI_Request* q) {
-                              return MPI_Ialltoallv(s, sc.data(), sd.data(), MPI_FLOAT, r, rc.data(), rd.data(), MPI_FLOAT,
-                                                    comm, q);
+                              return with_dropped_arrays(sc, sd, [&](const int* c, const int* d) {
+                                return with_dropped_arrays(rc, rd, [&](const int* rcounts, const int* rdispls) {
+                                  return MPI_Ialltoallv(s, c, d, MPI_FLOAT, r, rcounts, rdispls, MPI_FLOAT, comm, q);
+                                });
+                              });
                             }));
     add(std::make_unique<F>(space_, "Ireduce_scatter_block" + tag, elements<float>(me, n * p), std::vector<float>(n, -1),
                             sum_over_ranks<float>(p, n, me * n), [=](const float* s, float* r, MPI_Request* q) {
@@ -199,19 +214,27 @@ class Batch {
     const std::vector<float> gathered_v = concatenated([&](int k) { return elements<float>(k, n + k); });
     add(std::make_unique<F>(space_, "Iallgatherv" + tag, elements<float>(me, counts[me]), untouched_total, gathered_v,
                             [=](const float* s, float* r, MPI_Request* q) {
-                              return MPI_Iallgatherv(s, counts[me], MPI_FLOAT, r, counts.data(), displs.data(), MPI_FLOAT, comm, q);
+                              return with_dropped_arrays(counts, displs, [&](const int* c, const int* d) {
+                                return MPI_Iallgatherv(s, counts[me], MPI_FLOAT, r, c, d, MPI_FLOAT, comm, q);
+                              });
                             }));
     add(std::make_unique<F>(space_, "Igatherv root last" + tag, elements<float>(me, counts[me]), untouched_total,
                             me == last ? gathered_v : untouched_total, [=](const float* s, float* r, MPI_Request* q) {
-                              return MPI_Igatherv(s, counts[me], MPI_FLOAT, r, counts.data(), displs.data(), MPI_FLOAT, last, comm, q);
+                              return with_dropped_arrays(counts, displs, [&](const int* c, const int* d) {
+                                return MPI_Igatherv(s, counts[me], MPI_FLOAT, r, c, d, MPI_FLOAT, last, comm, q);
+                              });
                             }));
     add(std::make_unique<F>(space_, "Iscatterv root 0" + tag, elements<float>(me, total), untouched_mine,
                             elements<float>(0, counts[me], displs[me]), [=](const float* s, float* r, MPI_Request* q) {
-                              return MPI_Iscatterv(s, counts.data(), displs.data(), MPI_FLOAT, r, counts[me], MPI_FLOAT, 0, comm, q);
+                              return with_dropped_arrays(counts, displs, [&](const int* c, const int* d) {
+                                return MPI_Iscatterv(s, c, d, MPI_FLOAT, r, counts[me], MPI_FLOAT, 0, comm, q);
+                              });
                             }));
     add(std::make_unique<F>(space_, "Ireduce_scatter uneven" + tag, elements<float>(me, total), untouched_mine,
                             sum_over_ranks<float>(p, counts[me], displs[me]), [=](const float* s, float* r, MPI_Request* q) {
-                              return MPI_Ireduce_scatter(s, r, counts.data(), MPI_FLOAT, MPI_SUM, comm, q);
+                              return with_dropped_arrays(counts, displs, [&](const int* c, const int*) {
+                                return MPI_Ireduce_scatter(s, r, c, MPI_FLOAT, MPI_SUM, comm, q);
+                              });
                             }));
     add(std::make_unique<F>(space_, "Iscan (staged)" + tag, elements<float>(me, n), untouched_n, sum_over_ranks<float>(me + 1, n),
                             [=](const float* s, float* r, MPI_Request* q) { return MPI_Iscan(s, r, n, MPI_FLOAT, MPI_SUM, comm, q); }));
@@ -226,8 +249,9 @@ class Batch {
     std::vector<MPI_Aint> wide_displs(displs.begin(), displs.end());
     add(std::make_unique<F>(space_, "Iallgatherv_c" + tag, elements<float>(me, counts[me]), untouched_total, gathered_v,
                             [=](const float* s, float* r, MPI_Request* q) {
-                              return MPI_Iallgatherv_c(s, wide_counts[me], MPI_FLOAT, r, wide_counts.data(), wide_displs.data(),
-                                                       MPI_FLOAT, comm, q);
+                              return with_dropped_arrays(wide_counts, wide_displs, [&](const MPI_Count* c, const MPI_Aint* d) {
+                                return MPI_Iallgatherv_c(s, wide_counts[me], MPI_FLOAT, r, c, d, MPI_FLOAT, comm, q);
+                              });
                             }));
   }
 

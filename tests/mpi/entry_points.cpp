@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "tests/mpi/dropped_arrays.h"
+
 namespace mcrp_test {
 
 const char* coll_name(Coll coll) {
@@ -34,28 +36,52 @@ const char* call_form_name(CallForm form) {
 
 namespace {
 
-// A nonblocking call's request, completed.
-int complete(int rc, MPI_Request* request) { return rc != MPI_SUCCESS ? rc : MPI_Wait(request, MPI_STATUS_IGNORE); }
+// The counts and displacements arrays one call is given, private to it in both widths, and dropped
+// as soon as the call that takes them returns (a nonblocking call, a persistent init), as mpi4py
+// drops them (tests/mpi/dropped_arrays.h). Null stays null (an ignored array).
+class CallArrays {
+ public:
+  CallArrays(const CollArgs& a, int n) {
+    const MPI_Count* given[kArrays] = {a.sendcounts, a.sdispls, a.recvcounts, a.rdispls};
+    for (int k = 0; k < kArrays; ++k) {
+      if (given[k] == nullptr) continue;
+      wide_[k].assign(given[k], given[k] + n);
+      narrow_[k].assign(given[k], given[k] + n);
+      present_[k] = true;
+    }
+  }
+  enum Which { sendcounts, sdispls, recvcounts, rdispls, kArrays };
+  const MPI_Count* wide(Which k) const { return present_[k] ? wide_[k].data() : nullptr; }
+  const int* narrow(Which k) const { return present_[k] ? narrow_[k].data() : nullptr; }
 
-// A persistent request, run once and freed.
-int run_persistent(int rc, MPI_Request* request) {
+  void drop() {
+    for (int k = 0; k < kArrays; ++k) {
+      drop_array<MPI_Count>(wide_[k], kDroppedCount);
+      drop_array(narrow_[k], kDroppedCount);
+    }
+  }
+
+ private:
+  std::vector<MPI_Count> wide_[kArrays];
+  std::vector<int> narrow_[kArrays];
+  bool present_[kArrays] = {};
+};
+
+// A nonblocking call's request, completed once its arrays are gone.
+int complete(int rc, MPI_Request* request, CallArrays& arrays) {
+  arrays.drop();
+  return rc != MPI_SUCCESS ? rc : MPI_Wait(request, MPI_STATUS_IGNORE);
+}
+
+// A persistent request, run once (after its arrays are gone) and freed.
+int run_persistent(int rc, MPI_Request* request, CallArrays& arrays) {
+  arrays.drop();
   if (rc != MPI_SUCCESS) return rc;
   rc = MPI_Start(request);
   if (rc == MPI_SUCCESS) rc = MPI_Wait(request, MPI_STATUS_IGNORE);
   const int freed = MPI_Request_free(request);
   return rc != MPI_SUCCESS ? rc : freed;
 }
-
-// Arrays as the int form takes them; null stays null (an ignored array).
-struct NarrowArray {
-  explicit NarrowArray(const MPI_Count* wide, int n) {
-    if (wide == nullptr) return;
-    values.assign(wide, wide + n);
-    data = values.data();
-  }
-  std::vector<int> values;
-  const int* data = nullptr;
-};
 
 // The names collectives.def's ARGS lists use, bound to the record's scalar fields in the count type
 // of one form (the arrays are bound by the caller). Ignored fields are passed unchanged: what the
@@ -84,9 +110,10 @@ struct NarrowArray {
     switch (form) {                                                                                          \
       case CallForm::blocking: return MPI_##Name##SUFFIX ARGS;                                               \
       case CallForm::nonblocking:                                                                            \
-        return complete(MPI_##NonblockingName##SUFFIX(MCRP_UNPAREN ARGS, &request), &request);               \
+        return complete(MPI_##NonblockingName##SUFFIX(MCRP_UNPAREN ARGS, &request), &request, arrays);       \
       case CallForm::persistent:                                                                             \
-        return run_persistent(MPI_##Name##_init##SUFFIX(MCRP_UNPAREN ARGS, MPI_INFO_NULL, &request), &request); \
+        return run_persistent(MPI_##Name##_init##SUFFIX(MCRP_UNPAREN ARGS, MPI_INFO_NULL, &request), &request, \
+                              arrays);                                                                       \
     }                                                                                                        \
     break;                                                                                                   \
   }
@@ -95,12 +122,11 @@ struct NarrowArray {
 #define MCRP_IF_LARGE_1(...) __VA_ARGS__
 
 int invoke_narrow(Coll coll, CallForm form, const CollArgs& a, int n) {
-  const NarrowArray narrow_sendcounts(a.sendcounts, n), narrow_sdispls(a.sdispls, n),
-      narrow_recvcounts(a.recvcounts, n), narrow_rdispls(a.rdispls, n);
-  [[maybe_unused]] const int* sendcounts = narrow_sendcounts.data;
-  [[maybe_unused]] const int* sdispls = narrow_sdispls.data;
-  [[maybe_unused]] const int* recvcounts = narrow_recvcounts.data;
-  [[maybe_unused]] const int* rdispls = narrow_rdispls.data;
+  CallArrays arrays(a, n);
+  [[maybe_unused]] const int* sendcounts = arrays.narrow(CallArrays::sendcounts);
+  [[maybe_unused]] const int* sdispls = arrays.narrow(CallArrays::sdispls);
+  [[maybe_unused]] const int* recvcounts = arrays.narrow(CallArrays::recvcounts);
+  [[maybe_unused]] const int* rdispls = arrays.narrow(CallArrays::rdispls);
   MCRP_TEST_BIND_SCALARS(int)
   switch (coll) {
 #define MCRPMPI_COLLECTIVE(Name, NonblockingName, kind, large, PARAMS, ARGS) \
@@ -111,11 +137,12 @@ int invoke_narrow(Coll coll, CallForm form, const CollArgs& a, int n) {
   return MPI_ERR_INTERN;
 }
 
-int invoke_large(Coll coll, CallForm form, const CollArgs& a, int n) {  // n: for the int fallback
-  [[maybe_unused]] const MPI_Count* sendcounts = a.sendcounts;
-  [[maybe_unused]] const MPI_Aint* sdispls = a.sdispls;
-  [[maybe_unused]] const MPI_Count* recvcounts = a.recvcounts;
-  [[maybe_unused]] const MPI_Aint* rdispls = a.rdispls;
+int invoke_large(Coll coll, CallForm form, const CollArgs& a, int n) {
+  CallArrays arrays(a, n);
+  [[maybe_unused]] const MPI_Count* sendcounts = arrays.wide(CallArrays::sendcounts);
+  [[maybe_unused]] const MPI_Aint* sdispls = arrays.wide(CallArrays::sdispls);
+  [[maybe_unused]] const MPI_Count* recvcounts = arrays.wide(CallArrays::recvcounts);
+  [[maybe_unused]] const MPI_Aint* rdispls = arrays.wide(CallArrays::rdispls);
   MCRP_TEST_BIND_SCALARS(MPI_Count)
   switch (coll) {
 #define MCRPMPI_COLLECTIVE(Name, NonblockingName, kind, large, PARAMS, ARGS) \

@@ -2,7 +2,9 @@
 // and one call that reaches the blocking, nonblocking or persistent form, int or large-count, of any
 // collective. The callers are generated from pmpi/collectives.def, the list the library's wrappers
 // come from, so a test that loops over this table reaches all 93 entry points (the nonblocking ones
-// waited with MPI_Wait, the persistent ones created, started, waited and freed).
+// waited with MPI_Wait, the persistent ones created, started, waited and freed; their counts and
+// displacements arrays are dropped once the nonblocking call or the init has returned, as mpi4py
+// drops them: tests/mpi/dropped_arrays.h).
 #pragma once
 #include <mpi.h>
 

@@ -1,5 +1,6 @@
 // MPI_Alltoallw and the neighborhood collectives on buffers in any memory space:
-// every blocking, nonblocking and persistent form (persistent ones started twice), int and
+// every blocking, nonblocking and persistent form (persistent ones started twice; the arrays of
+// both dropped once the call or the init has returned, tests/mpi/dropped_arrays.h), int and
 // large-count, against references computed here, on three topologies of MPI_COMM_WORLD:
 //   dist-graph  MPI_Dist_graph_create_adjacent: r sends to r+1 and r-2 (mod size), rank 0 also to
 //               the last rank, each edge once, so in- and out-degrees differ (3 and 4 ranks) and
@@ -35,6 +36,7 @@
 #include "tests/mpi/case_filter.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/dropped_arrays.h"
 #include "tests/mpi/expect_error.h"
 #include "tests/mpi/guarded_space.h"
 #include "tests/mpi/memory_spaces.h"
@@ -239,8 +241,7 @@ struct Call {
   int rank;
   MPI_Count scale;
   Plan send, recv;
-  // The int forms' arrays (a persistent request reads them at every start: they live as long as
-  // the Call that made it).
+  // The int forms' arrays.
   std::vector<int> narrow_send_counts, narrow_recv_counts, narrow_send_displs, narrow_recv_displs;
   std::vector<int> expected;  // the whole receive buffer after the call
   // The datatypes of the forms with one per side, and NULL receive arrays (bad input only).
@@ -276,6 +277,18 @@ struct Call {
       for (MPI_Count e = 0; e < recv.counts[i]; ++e) {
         expected[recv.positions[i][e]] = value_of(sources[i], round, gathers(k) ? 0 : block, e);
       }
+    }
+  }
+
+  // Once a nonblocking call or a persistent init has taken the arrays (tests/mpi/dropped_arrays.h).
+  void drop_arrays() {
+    for (Plan* plan : {&send, &recv}) {
+      drop_array<MPI_Count>(plan->counts, kDroppedCount);
+      drop_array<MPI_Aint>(plan->displs, kDroppedCount);
+      drop_array<MPI_Datatype>(plan->types, MPI_DATATYPE_NULL);
+    }
+    for (auto* narrow : {&narrow_send_counts, &narrow_recv_counts, &narrow_send_displs, &narrow_recv_displs}) {
+      drop_array(*narrow, kDroppedCount);
     }
   }
 
@@ -376,8 +389,12 @@ void run_case(const Env& e, Kind kind, const Topology& t, Form form, Counts coun
     }
     const void* sendbuf = in_place ? MPI_IN_PLACE : send.data();
     int rc = MPI_SUCCESS;
-    // The arrays are alike every round: the first round's Call holds them for the persistent request.
-    if (round == 0 || form != Form::persistent) rc = invoke(first, form, counts, sendbuf, recv.data(), &request);
+    // The arrays are alike every round: the first round's Call holds them for the call, which
+    // must not need them once it has returned (a persistent request's starts included).
+    if (round == 0 || form != Form::persistent) {
+      rc = invoke(first, form, counts, sendbuf, recv.data(), &request);
+      if (form != Form::blocking) first.drop_arrays();
+    }
     if (rc == MPI_SUCCESS && form == Form::persistent) rc = MPI_Start(&request);
     if (rc == MPI_SUCCESS && form != Form::blocking) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
     std::vector<int> got = recv.download();

@@ -4,9 +4,12 @@ forms with unequal counts, blocking, nonblocking (I...) and persistent (..._init
 
 mpi4py 4 calls the MPI-4 large-count symbols (MPI_Allreduce_c, ...) when the MPI has them, so
 these are the entry points exercised. One catalogue serves host (NumPy) and device (CuPy,
-PyTorch) arrays; see array_backends.py.
+PyTorch, the library's fake device) arrays; see array_backends.py. mpi4py 4.1 frees the counts and
+displacements arrays of several nonblocking and persistent calls as soon as they return
+(Iallgatherv, Allgatherv_init, Reduce_scatter_init, ...), so the device arrays' vector forms check
+that the library copies what it reads later.
 
-    mpiexec -n 3 python buffer_collectives.py [--backend numpy|cupy|torch] [--modes ...]
+    mpiexec -n 3 python buffer_collectives.py [--backend numpy|cupy|torch|fake] [--modes ...]
 """
 import argparse
 import collections
@@ -360,7 +363,7 @@ def run_case(checker, case, collective):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    parser.add_argument("--backend", default="numpy", choices=["numpy", "cupy", "torch"])
+    parser.add_argument("--backend", default="numpy", choices=["numpy", "cupy", "torch", "fake"])
     parser.add_argument("--modes", default="blocking,nonblocking,persistent")
     parser.add_argument("--dtypes", default="float64,float32,int32,int64,complex128,float16")
     parser.add_argument("--sizes", default="0,1,7,1000")

@@ -2,6 +2,8 @@
 // the staged path copies exactly these, so a wrong rule here means lost or clobbered data.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "collectives/call.h"
 #include "collectives/layout.h"
 
@@ -243,6 +245,100 @@ TEST(Layout, BarrierTouchesNothing) {
   const Layout l = layout_of(describe::barrier(MPI_COMM_WORLD), 0, 2);
   EXPECT_FALSE(l.send.significant());
   EXPECT_FALSE(l.recv.significant());
+}
+
+// Everything layout_of made of a call's arrays, for comparing two layouts.
+struct Shape {
+  Blocks send, recv;
+  bool send_significant = false, recv_significant = false, missing = false;
+  bool operator==(const Shape& o) const {
+    return send == o.send && recv == o.recv && send_significant == o.send_significant &&
+           recv_significant == o.recv_significant && missing == o.missing;
+  }
+};
+Shape shape_of(const CollCall& call, const Participant& self) {
+  const Layout l = layout_of(call, self);
+  return Shape{blocks(l.send), blocks(l.recv), l.send.significant(), l.recv.significant(), l.missing_array};
+}
+
+// Four arrays of three entries in one width, for one call.
+template <class T>
+struct Arrays {
+  T values[4][3] = {{1, 2, 3}, {9, 5, 0}, {4, 0, 2}, {0, 6, 8}};
+  void scribble(int which) {
+    for (T& v : values[which]) v = -77;
+  }
+  void bind(CollCall* c) {
+    c->sendcounts = values[0];
+    c->sdispls = values[1];
+    c->recvcounts = values[2];
+    c->rdispls = values[3];
+  }
+};
+
+const void* array_pointer(const CountArray& a) {
+  return a.wide() ? static_cast<const void*>(a.wide_data()) : static_cast<const void*>(a.narrow_data());
+}
+
+// keep_arrays copies exactly the arrays layout_of reads on the rank: once the caller's arrays hold
+// garbage, the kept call still has the caller's layout, and an array that does not change the
+// layout (MPI ignores it there) is passed on as it came, never read.
+template <class T>
+void check_kept_arrays(CollKind kind, const Participant& self, int root, bool in_place) {
+  Arrays<T> arrays;
+  CollCall call;
+  call.kind = kind;
+  call.sendbuf = in_place ? MPI_IN_PLACE : S;
+  call.recvbuf = R;
+  call.sendtype = call.recvtype = MPI_INT;
+  call.op = MPI_SUM;
+  call.root = root;
+  call.comm = MPI_COMM_WORLD;
+  arrays.bind(&call);
+  const std::string where = std::string(mpi_name(kind)) + " rank " + std::to_string(self.rank) + " root " +
+                            std::to_string(root) + (self.inter ? " inter" : "") + (in_place ? " in place" : "");
+  const Shape before = shape_of(call, self);
+  // Which arrays matter, by the layout alone: garbage in a significant one changes it.
+  bool significant[4];
+  for (int k = 0; k < 4; ++k) {
+    Arrays<T> probe;
+    probe.scribble(k);
+    CollCall probed = call;
+    probe.bind(&probed);
+    significant[k] = !(shape_of(probed, self) == before);
+  }
+  ArrayCopies copies;
+  const CollCall kept = keep_arrays(call, self, &copies);
+  for (int k = 0; k < 4; ++k) arrays.scribble(k);
+  EXPECT_TRUE(shape_of(kept, self) == before) << where;
+  const CountArray* given[4] = {&call.sendcounts, &call.sdispls, &call.recvcounts, &call.rdispls};
+  const CountArray* got[4] = {&kept.sendcounts, &kept.sdispls, &kept.recvcounts, &kept.rdispls};
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(array_pointer(*got[k]) != array_pointer(*given[k]), significant[k]) << where << " array " << k;
+    EXPECT_EQ(got[k]->wide(), given[k]->wide()) << where << " array " << k;
+  }
+}
+
+TEST(Layout, KeptArraysOutliveTheCallersArrays) {
+  const Participant intra_root = Participant::intra(0, 3), intra_other = Participant::intra(2, 3);
+  const Participant inter{0, 2, 3, true};  // local group of 2, remote group of 3
+  for (CollKind kind : {CollKind::allgatherv, CollKind::gatherv, CollKind::scatterv, CollKind::alltoallv,
+                        CollKind::reduce_scatter}) {
+    for (bool in_place : {false, true}) {
+      for (const Participant& self : {intra_root, intra_other}) {
+        check_kept_arrays<int>(kind, self, 0, in_place);
+        check_kept_arrays<MPI_Count>(kind, self, 0, in_place);
+      }
+      for (int root : {MPI_ROOT, MPI_PROC_NULL, 1}) {
+        check_kept_arrays<int>(kind, inter, root, in_place);
+        check_kept_arrays<MPI_Count>(kind, inter, root, in_place);
+      }
+    }
+  }
+  // Collectives without arrays come back as they were.
+  ArrayCopies copies;
+  const CollCall allreduce = describe::allreduce(S, R, 5, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(keep_arrays(allreduce, intra_root, &copies).sendbuf, S);
 }
 
 }  // namespace
