@@ -18,4 +18,10 @@ const MPI_Datatype* ArrayCopies::keep(const MPI_Datatype* types, int entries) {
   return types_.emplace_back(types, types + static_cast<std::size_t>(entries)).data();
 }
 
+std::vector<MPI_Datatype> ArrayCopies::datatypes() const {
+  std::vector<MPI_Datatype> all;
+  for (const std::vector<MPI_Datatype>& kept : types_) all.insert(all.end(), kept.begin(), kept.end());
+  return all;
+}
+
 }  // namespace mcrp

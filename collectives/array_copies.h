@@ -28,6 +28,9 @@ class ArrayCopies {
   CountArray keep(const CountArray& array, int entries);
   const MPI_Datatype* keep(const MPI_Datatype* types, int entries);
 
+  // Every datatype kept, in the order kept (for the holds of runtime/handle_holds.h).
+  std::vector<MPI_Datatype> datatypes() const;
+
  private:
   // Vectors of vectors: growing the outer one moves the inner ones, whose buffers stay put.
   std::vector<std::vector<int>> narrow_;

@@ -105,7 +105,7 @@ int start_copied_reduce_scatter(const BaseCall& base, const CollCall& call, MPI_
       [&] {
         auto copied = std::make_unique<CopiedContribution>();
         Status status = from_base(copied->start(base, call, elements, recvbuf, type, op));
-        if (status.ok()) status = start_generalized(std::move(copied), call.comm, name, request);
+        if (status.ok()) status = start_generalized(std::move(copied), call.comm, name, {type}, request);
         return status.ok() ? MPI_SUCCESS : fail(status);
       },
       fail);

@@ -170,7 +170,9 @@ int run_persistent_init(const BlockCall& call, const BaseCall& init, OwnedBaseCa
                               BaseArrays{c.sendcounts, c.sdispls, c.recvcounts, c.rdispls, c.sendtypes, c.recvtypes});
           return run_collective(c, BaseCall(base), Mode::nonblocking, inner);
         };
-        const Status status = create_persistent(std::move(start), request);
+        HandleHolds holds = HandleHolds::of(call.comm, {call.sendtype, call.recvtype});
+        for (const MPI_Datatype type : kept->copies.datatypes()) holds.hold_datatype(type);
+        const Status status = create_persistent(std::move(start), std::move(holds), request);
         return status.ok() ? MPI_SUCCESS : failed(status);
       },
       failed);

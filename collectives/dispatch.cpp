@@ -355,7 +355,9 @@ int run_persistent_init(const CollCall& call, const BaseCall& init, OwnedBaseCal
         BaseWithArrays base(nonblocking, BaseArrays{c.sendcounts, c.sdispls, c.recvcounts, c.rdispls});
         return run_collective(c, BaseCall(base), Mode::nonblocking, inner);
       };
-      status = create_persistent(std::move(start), request);
+      // What every start passes to the base MPI again.
+      const CollCall& c = kept->call;
+      status = create_persistent(std::move(start), HandleHolds::of(c.comm, {c.sendtype, c.recvtype}, c.op), request);
     }
     if (!status.ok()) return fail(call, p.self.size, status, request);
     return library_request ? MPI_SUCCESS : init_base_persistent(init, call, request);

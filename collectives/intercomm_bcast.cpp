@@ -55,7 +55,7 @@ bool start_intercomm_bcast(const CollCall& call, void* buffer, MPI_Datatype data
       [&] {
         auto op = std::make_unique<IntercommBcast>(self.peers);
         Status status = from_base(op->start(call, buffer, datatype));
-        if (status.ok()) status = start_generalized(std::move(op), call.comm, name, request);
+        if (status.ok()) status = start_generalized(std::move(op), call.comm, name, {datatype}, request);
         return status.ok() ? MPI_SUCCESS : fail(status);
       },
       fail);

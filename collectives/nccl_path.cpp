@@ -493,7 +493,8 @@ Status start_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm, MPI_Request
   profile::StepTimer launching(profile::Step::queue);
   auto op = std::make_unique<NcclOp>(p, std::move(comm));
   MCRP_TRY(op->start());
-  return start_generalized(std::move(op), p.call->comm, nonblocking_mpi_name(p.call->kind), request);
+  return start_generalized(std::move(op), p.call->comm, nonblocking_mpi_name(p.call->kind),
+                           {p.call->sendtype, p.call->recvtype}, request);
 }
 
 }  // namespace mcrp

@@ -290,7 +290,8 @@ Status start_pipelined(PipelinedCallPtr call, MPI_Request* request) {
   const CollCall& c = call->call();
   const MPI_Comm comm = c.comm;
   const char* name = nonblocking_mpi_name(c.kind);
-  return start_generalized(std::unique_ptr<AsyncOp>(call.release()), comm, name, request);
+  const MPI_Datatype send_type = c.sendtype, recv_type = c.recvtype;
+  return start_generalized(std::unique_ptr<AsyncOp>(call.release()), comm, name, {send_type, recv_type}, request);
 }
 
 }  // namespace mcrp

@@ -169,7 +169,7 @@ Status start_staged_p2p(const P2PPrepared& p, const P2PBaseCall& base, MPI_Reque
   MCRP_TRY(split ? op->start_split_sendrecv()
                   : from_base(base(op->staged().send_argument(), op->staged().recv_argument(), op->inner(),
                                    MPI_STATUS_IGNORE)));
-  return start_generalized(std::move(op), p.call->comm, p.call->entry, request);
+  return start_generalized(std::move(op), p.call->comm, p.call->entry, {p.call->sendtype, p.call->recvtype}, request);
 }
 
 }  // namespace mcrp

@@ -1,12 +1,14 @@
-// Initialisation, finalisation (world model and sessions) and communicator release, plus the
-// CUDA-support queries.
-// MPI_Comm_free and MPI_Comm_disconnect need no wrapper body of their own: the NCCL communicator
-// hangs off an attribute whose delete callback releases it, so they are listed here only to make the
-// promise explicit and testable.
+// Initialisation, finalisation (world model and sessions), the release of communicators, datatypes
+// and ops, plus the CUDA-support queries.
+// The NCCL communicator hangs off an attribute whose delete callback releases it, so MPI_Comm_free
+// and MPI_Comm_disconnect need nothing for it. MPI_Comm_free, MPI_Type_free and MPI_Op_free put
+// off the base MPI's free of a handle a library-owned persistent request still uses
+// (runtime/handle_holds.h).
 #include <mpi.h>
 
 #include "collectives/shutdown.h"
 #include "p2p/assertion.h"
+#include "runtime/handle_holds.h"
 #include "runtime/lifecycle.h"
 #include "runtime/nccl_teardown.h"
 #include "runtime/requests.h"
@@ -60,7 +62,11 @@ int MPI_Session_finalize(MPI_Session* session) {
   return PMPI_Session_finalize(session);
 }
 
-int MPI_Comm_free(MPI_Comm* comm) { return PMPI_Comm_free(comm); }
+int MPI_Comm_free(MPI_Comm* comm) { return mcrp::free_comm(comm); }
+
+int MPI_Type_free(MPI_Datatype* datatype) { return mcrp::free_datatype(datatype); }
+
+int MPI_Op_free(MPI_Op* op) { return mcrp::free_op(op); }
 
 int MPI_Comm_disconnect(MPI_Comm* comm) { return PMPI_Comm_disconnect(comm); }
 

@@ -14,6 +14,7 @@ namespace {
 
 struct Persistent {
   PersistentStart start;                 // set when the library runs the operation (device buffers)
+  HandleHolds holds;                     // what `start` passes to the base MPI, valid until the entry goes
   FreeActive on_free = FreeActive::finish;
   std::mutex mutex;                      // the fields below change in any thread that waits on the handle
   MPI_Request inner = MPI_REQUEST_NULL;  // the started operation, until it has completed
@@ -56,8 +57,14 @@ class Registry {
   std::size_t size() const { return size_.load(std::memory_order_acquire); }
   void erase(MPI_Request handle) {
     if (size_.load(std::memory_order_acquire) == 0) return;
+    // Destroyed after the lock is released: releasing the entry's holds may free a communicator,
+    // whose attribute delete callbacks call MPI.
+    std::shared_ptr<Persistent> removed;
     std::lock_guard<std::mutex> lock(mutex_);
-    entries_.erase(handle);
+    const auto it = entries_.find(handle);
+    if (it == entries_.end()) return;
+    removed = std::move(it->second);
+    entries_.erase(it);
     size_.store(entries_.size(), std::memory_order_release);
   }
 
@@ -83,13 +90,14 @@ void set_empty_status(MPI_Status* status) {
 
 }  // namespace
 
-Status create_persistent(PersistentStart start, MPI_Request* request, FreeActive on_free) {
+Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* request, FreeActive on_free) {
   const MPI_Comm self = library_self_comm();
   if (self == MPI_COMM_NULL) return Status(MPI_ERR_OTHER, "MPI is not initialized");
   const int rc = PMPI_Barrier_init(self, MPI_INFO_NULL, request);
   if (rc != MPI_SUCCESS) return already_raised(rc);
   auto entry = std::make_shared<Persistent>();
   entry->start = std::move(start);
+  entry->holds = std::move(holds);
   entry->on_free = on_free;
   registry().add(*request, std::move(entry));
   return {};

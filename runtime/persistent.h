@@ -23,6 +23,7 @@
 #include <functional>
 
 #include "device/status.h"
+#include "runtime/handle_holds.h"
 
 namespace mcrp {
 
@@ -37,8 +38,10 @@ enum class FreeActive {
            // freeing an active point-to-point request is local, the transfer still completes
 };
 
-// Device buffers: creates the handle in *request and remembers how to start the operation.
-Status create_persistent(PersistentStart start, MPI_Request* request, FreeActive on_free = FreeActive::finish);
+// Device buffers: creates the handle in *request and remembers how to start the operation, holding
+// the communicator, datatypes and op its starts use until MPI_Request_free (runtime/handle_holds.h).
+Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* request,
+                         FreeActive on_free = FreeActive::finish);
 // Host buffers: remembers a persistent collective request the base MPI made.
 void register_base_persistent(MPI_Request request);
 

@@ -8,6 +8,7 @@
 
 #include "device/buffer_pool.h"
 #include "runtime/errors.h"
+#include "runtime/handle_holds.h"
 #include "runtime/profile.h"
 #include "runtime/progress.h"
 
@@ -25,6 +26,7 @@ namespace {
 struct Generalized {
   std::mutex mutex;                    // held while advancing the op
   std::unique_ptr<AsyncOp> op;         // null once finished: buffers are released before completion
+  HandleHolds holds;                   // the datatypes `op` may read, released when it has finished
   std::atomic<bool> finished{false};   // op is null and the request completed towards MPI
   std::atomic<bool> cancel_asked{false};
   std::atomic<bool> freed{false};      // MPI's reference went while the op was in flight
@@ -91,6 +93,7 @@ bool advance(Generalized* g) {
   if (!done) return false;
   g->op->fill_status(&g->status);
   g->op.reset();
+  HandleHolds released = std::move(g->holds);  // after the lock: a free it puts off may run now
   g->finished.store(true, std::memory_order_release);
   lock.unlock();
   PMPI_Grequest_complete(g->handle);
@@ -151,11 +154,13 @@ bool freed_requests_in_flight() {
 
 void AsyncOp::fill_status(MPI_Status* status) const { fill_empty_status(status); }
 
-Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, const char* call, MPI_Request* request) {
+Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, const char* call,
+                         std::initializer_list<MPI_Datatype> datatypes, MPI_Request* request) {
   profile::StepTimer making_request(profile::Step::finish);
   auto g = std::make_shared<Generalized>();
   g->comm = comm;
   g->call = call;
+  g->holds = HandleHolds::of(MPI_COMM_NULL, datatypes);  // no communicator: see runtime/handle_holds.h
   auto* mpi_reference = new Shared(g);
   // Hold the op's lock until the handle is known, so no poll can complete an unnamed request.
   std::unique_lock<std::mutex> lock(g->mutex);

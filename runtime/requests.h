@@ -12,6 +12,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <initializer_list>
 #include <memory>
 
 #include "device/status.h"
@@ -43,8 +44,11 @@ class AsyncOp {
 };
 
 // Wraps a started op into *request. `call` ("MPI_Isend") and `comm` are what an error names and
-// where it is raised. On failure *request is MPI_REQUEST_NULL and the op is dropped.
-Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, const char* call, MPI_Request* request);
+// where it is raised. `datatypes` (the call's) are held until the op has finished
+// (runtime/handle_holds.h): an op may pack or unpack with them after the call has returned, when
+// the program may have freed them. On failure *request is MPI_REQUEST_NULL and the op is dropped.
+Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, const char* call,
+                         std::initializer_list<MPI_Datatype> datatypes, MPI_Request* request);
 
 // A request that is already complete: for device calls that ran to completion when issued.
 Status start_completed(MPI_Request* request);

@@ -145,11 +145,12 @@ Status start_staged_sides(StagedSides sides, const StagedBase& base, bool copy, 
   device::DeviceGuard on_device(sides.device);  // events for the waits belong to the stream's device
   MCRP_TRY(device::copy_stream(sides.device, &stream));
   MpiProgress progress;
+  const MPI_Datatype send_type = sides.send.type, recv_type = sides.recv.type;
   auto op = std::make_unique<StagedOp>(std::move(sides), stream, copy);
   MCRP_TRY(op->staged().prepare(copy, stream, progress));
   const int rc = base(op->staged().send_argument(), op->staged().recv_argument(), op->inner());
   if (rc != MPI_SUCCESS) return already_raised(rc);
-  return start_generalized(std::move(op), comm, call, request);
+  return start_generalized(std::move(op), comm, call, {send_type, recv_type}, request);
 }
 
 }  // namespace mcrp

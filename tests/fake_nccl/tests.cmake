@@ -71,6 +71,13 @@ mcrpmpi_add_fake_nccl_test(sessions RANKS 2 3 COMMAND $<TARGET_FILE:test_session
 # Device-only point-to-point with NCCL moving the payloads (p2p/channel_nccl.cpp).
 mcrpmpi_add_fake_nccl_test(p2p_asserted INLINE RANKS 2 3 ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
                            COMMAND $<TARGET_FILE:test_p2p_linked> --space fake-device --assert env --threads)
+# Communicators, datatypes and ops freed while nonblocking and persistent requests use them: on the
+# NCCL path, and with every communicator asserted device-only (point-to-point on NCCL).
+mcrpmpi_add_fake_nccl_test(freed_handles INLINE RANKS 2 3 TIMEOUT 120
+                           COMMAND $<TARGET_FILE:test_freed_handles_linked> --space fake-device)
+mcrpmpi_add_fake_nccl_test(freed_handles.asserted RANKS 2 3 TIMEOUT 120
+                           ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
+                           COMMAND $<TARGET_FILE:test_freed_handles_linked> --space fake-device)
 # A member idle outside MPI for longer than MCRPMPI_NCCL_TIMEOUT: the others' rendezvous still runs.
 mcrpmpi_add_fake_nccl_test(p2p_idle_member RANKS 3 TIMEOUT 120 ENV MCRPMPI_P2P_CHANNEL=nccl MCRPMPI_NCCL_TIMEOUT=4
                            COMMAND $<TARGET_FILE:test_p2p_idle_member> --space fake-device)

@@ -85,7 +85,7 @@ class FailingOp : public mcrp::AsyncOp {
 
 MPI_Request start(std::unique_ptr<mcrp::AsyncOp> op, MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const mcrp::Status status = mcrp::start_generalized(std::move(op), comm, "MPI_Iallreduce", &request);
+  const mcrp::Status status = mcrp::start_generalized(std::move(op), comm, "MPI_Iallreduce", {}, &request);
   g_check.check(status.ok() && request != MPI_REQUEST_NULL, "start_generalized returns a request");
   return request;
 }
@@ -158,7 +158,7 @@ void failures_reach_the_request(MPI_Comm comm) {
   MPI_Comm_set_errhandler(quiet, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Request r = MPI_REQUEST_NULL;
-  mcrp::start_generalized(std::make_unique<FailingOp>(), quiet, "MPI_Iallreduce", &r);
+  mcrp::start_generalized(std::make_unique<FailingOp>(), quiet, "MPI_Iallreduce", {}, &r);
   // MPI_Wait reports the error in its return code (it does not set status.MPI_ERROR).
   const int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
   int error_class = MPI_SUCCESS;

@@ -101,7 +101,7 @@ void many_handles_two_comms() {
       auto iallreduce = [comm, s = &send[k], r = &recv[k]](MPI_Request* q) {
         return PMPI_Iallreduce(s, r, 1, MPI_INT, MPI_SUM, comm, q);
       };
-      g_check.check(mcrp::create_persistent(iallreduce, &on[c][i]).ok(), "create_persistent");
+      g_check.check(mcrp::create_persistent(iallreduce, {}, &on[c][i]).ok(), "create_persistent");
     }
   }
   for (int start = 0; start < 8; ++start) {
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   int send = 0, recv = -1;
   auto iallreduce = [&](MPI_Request* q) { return PMPI_Iallreduce(&send, &recv, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, q); };
   MPI_Request handle = MPI_REQUEST_NULL;
-  const mcrp::Status created = mcrp::create_persistent(iallreduce, &handle);
+  const mcrp::Status created = mcrp::create_persistent(iallreduce, {}, &handle);
   g_check.check(created.ok(), "create_persistent");
   for (int k = 0; k < static_cast<int>(Completion::count); ++k) {
     const Completion how = static_cast<Completion>(k);
@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
     auto iallreduce2 = [&](MPI_Request* q) {
       return PMPI_Iallreduce(&send2, &recv2, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, q);
     };
-    g_check.check(mcrp::create_persistent(iallreduce2, &pair[1]).ok(), "create_persistent (second)");
+    g_check.check(mcrp::create_persistent(iallreduce2, {}, &pair[1]).ok(), "create_persistent (second)");
     for (int k = 0; k < 3; ++k) {
       send = k;
       g_check.check(MPI_Startall(2, pair) == MPI_SUCCESS, "Startall of two");

@@ -98,7 +98,8 @@ const char* const kLifecycleEntryPoints[] = {
     "MPI_Cancel",         "MPI_Reduce_local",        "MPI_Reduce_local_c",    "MPI_Pack",
     "MPI_Pack_c",         "MPI_Unpack",              "MPI_Unpack_c",          "MPI_Pack_external",
     "MPI_Pack_external_c", "MPI_Unpack_external",    "MPI_Unpack_external_c", "MPI_Buffer_attach",
-    "MPI_Buffer_attach_c", "MPI_Buffer_detach",      "MPI_Buffer_detach_c",
+    "MPI_Buffer_attach_c", "MPI_Buffer_detach",      "MPI_Buffer_detach_c",  "MPI_Type_free",
+    "MPI_Op_free",
 };
 
 template <std::size_t N>
