@@ -2,7 +2,8 @@
 // their protocol engines (p2p/engine.h). An application asserts it with the MPI 4.1 info key
 // `mpi_assert_memory_alloc_kinds` set to `cuda:device` (MPI_Comm_set_info, MPI_Comm_dup_with_info),
 // or for every communicator with MCRPMPI_P2P_DEVICE_ONLY=1 (MPI_COMM_WORLD at MPI_Init, and each
-// communicator made by MPI_Comm_dup, _split, _split_type, _create, _create_group).
+// intracommunicator made by MPI_Comm_dup, _split, _split_type, _create, _create_group, the
+// topology constructors and MPI_Intercomm_merge: pmpi/comm_wrappers.cpp).
 //
 // The engine's channel comes from MCRPMPI_P2P_CHANNEL: `auto` (default) uses NCCL when every member
 // can (the WORLD map) and otherwise leaves the communicator on the staged path; `nccl` and `mpi`

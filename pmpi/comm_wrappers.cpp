@@ -1,7 +1,10 @@
 // Communicator entry points that can assert device-only point-to-point (p2p/assertion.h): setting
 // the MPI 4.1 info key on a communicator, duplicating one with it, and -- under
-// MCRPMPI_P2P_DEVICE_ONLY=1 -- making any new communicator. Each is collective over the (new)
-// communicator, which is what setting up its protocol engine needs.
+// MCRPMPI_P2P_DEVICE_ONLY=1 -- making any new intracommunicator (splits, groups, the topology
+// constructors, MPI_Intercomm_merge). Each is collective over the (new) communicator, which is what
+// setting up its protocol engine needs. Not wrapped: MPI_Comm_idup (nonblocking: nowhere to set up
+// an engine collectively) and MPI_Comm_create_from_group (Sessions); their communicators stay on
+// the staged path.
 #include <mpi.h>
 
 #include "p2p/assertion.h"
@@ -57,6 +60,40 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
   return assert_new(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
+}
+
+// Stencil and graph codes exchange halos on these.
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm* comm_cart) {
+  return assert_new(PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart), comm_cart);
+}
+
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+  return assert_new(PMPI_Cart_sub(comm, remain_dims, newcomm), newcomm);
+}
+
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder,
+                     MPI_Comm* comm_graph) {
+  return assert_new(PMPI_Graph_create(comm_old, nnodes, indx, edges, reorder, comm_graph), comm_graph);
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
+                          const int weights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph) {
+  return assert_new(
+      PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph),
+      comm_dist_graph);
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
+                                   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* comm_dist_graph) {
+  return assert_new(PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree,
+                                                    destinations, destweights, info, reorder, comm_dist_graph),
+                    comm_dist_graph);
+}
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+  return assert_new(PMPI_Intercomm_merge(intercomm, high, newintracomm), newintracomm);
 }
 
 }  // extern "C"

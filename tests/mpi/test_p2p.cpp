@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -659,13 +660,80 @@ void refuse_host_buffers(const Env& e, MPI_Comm asserted, const std::string& whe
   e.checker.check(after == MPI_SUCCESS, "a good exchange after the refused envelopes on " + where);
 }
 
-void asserted_communicators(const Env& e) {
+// MCRPMPI_P2P_DEVICE_ONLY=1 asserts every new intracommunicator: each constructor's, made with the
+// ranks in `e.comm`'s order so that `e`'s neighbours hold there too.
+void constructors_assert(const Env& e) {
+  MPI_Group group = MPI_GROUP_NULL;
+  MPI_Comm_group(e.comm, &group);
+  const int ring[] = {e.size};
+  const int periodic[] = {1};
+  const int column[] = {e.size, 1};
+  const int keep_rows[] = {1, 0};
+  std::vector<int> index, edges;  // a ring graph: rank r's neighbours are r - 1 and r + 1
+  for (int r = 0; r < e.size; ++r) {
+    edges.push_back((r + e.size - 1) % e.size);
+    edges.push_back((r + 1) % e.size);
+    index.push_back(static_cast<int>(edges.size()));
+  }
+  const int from[] = {e.left()}, to[] = {e.right()}, one[] = {1}, mine[] = {e.rank};
+  const std::pair<const char*, std::function<int(MPI_Comm*)>> constructors[] = {
+      {"MPI_Comm_split", [&](MPI_Comm* c) { return MPI_Comm_split(e.comm, 0, e.rank, c); }},
+      {"MPI_Comm_split_type",
+       [&](MPI_Comm* c) { return MPI_Comm_split_type(e.comm, MPI_COMM_TYPE_SHARED, e.rank, MPI_INFO_NULL, c); }},
+      {"MPI_Comm_create", [&](MPI_Comm* c) { return MPI_Comm_create(e.comm, group, c); }},
+      {"MPI_Comm_create_group", [&](MPI_Comm* c) { return MPI_Comm_create_group(e.comm, group, 3, c); }},
+      {"MPI_Cart_create", [&](MPI_Comm* c) { return MPI_Cart_create(e.comm, 1, ring, periodic, 0, c); }},
+      {"MPI_Cart_sub",
+       [&](MPI_Comm* c) {
+         MPI_Comm grid = MPI_COMM_NULL;
+         const int rc = MPI_Cart_create(e.comm, 2, column, keep_rows, 0, &grid);
+         const int sub = rc == MPI_SUCCESS ? MPI_Cart_sub(grid, keep_rows, c) : rc;
+         if (grid != MPI_COMM_NULL) MPI_Comm_free(&grid);
+         return sub;
+       }},
+      {"MPI_Graph_create",
+       [&](MPI_Comm* c) { return MPI_Graph_create(e.comm, e.size, index.data(), edges.data(), 0, c); }},
+      {"MPI_Dist_graph_create",
+       [&](MPI_Comm* c) { return MPI_Dist_graph_create(e.comm, 1, mine, one, to, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, c); }},
+      {"MPI_Dist_graph_create_adjacent",
+       [&](MPI_Comm* c) {
+         return MPI_Dist_graph_create_adjacent(e.comm, 1, from, MPI_UNWEIGHTED, 1, to, MPI_UNWEIGHTED, MPI_INFO_NULL,
+                                               0, c);
+       }},
+      {"MPI_Intercomm_merge",
+       [&](MPI_Comm* c) {
+         // The lower half and the upper half, joined and merged back in rank order.
+         if (e.size < 2) return MPI_Comm_dup(e.comm, c);
+         const int upper = e.rank >= e.size / 2 ? 1 : 0;
+         MPI_Comm half = MPI_COMM_NULL, inter = MPI_COMM_NULL;
+         MPI_Comm_split(e.comm, upper, e.rank, &half);
+         MPI_Intercomm_create(half, 0, e.comm, upper ? 0 : e.size / 2, 11, &inter);
+         const int rc = MPI_Intercomm_merge(inter, upper, c);
+         MPI_Comm_free(&inter);
+         MPI_Comm_free(&half);
+         return rc;
+       }},
+  };
+  for (const auto& [name, make] : constructors) {
+    MPI_Comm made = MPI_COMM_NULL;
+    const int rc = make(&made);
+    e.checker.check(rc == MPI_SUCCESS && made != MPI_COMM_NULL, std::string(name) + " under MCRPMPI_P2P_DEVICE_ONLY=1");
+    if (made == MPI_COMM_NULL) continue;
+    MPI_Comm_set_errhandler(made, MPI_ERRORS_RETURN);  // not every constructor passes the parent's on
+    refuse_host_buffers(e, made, std::string("a communicator of ") + name);
+    MPI_Comm_free(&made);
+  }
+  MPI_Group_free(&group);
+}
+
+void asserted_communicators(const Env& e, bool everywhere) {
   refuse_host_buffers(e, e.comm, "the asserted communicator");
   // MPI-4 copies a communicator's info hints to its duplicate: the assertion goes with it.
   MPI_Comm dup;
   MPI_Comm_dup(e.comm, &dup);
   refuse_host_buffers(e, dup, "its MPI_Comm_dup");
   MPI_Comm_free(&dup);
+  if (everywhere) constructors_assert(e);
 }
 
 void run_all(const Env& e) {
@@ -771,7 +839,7 @@ int main(int argc, char** argv) {
         checker.check(rc == MPI_SUCCESS && in == out, "host buffers on a communicator without the assertion");
         MPI_Comm_free(&plain);
       }
-      if (asserted) asserted_communicators(env);
+      if (asserted) asserted_communicators(env, assert_how == "env");
       if (comm != MPI_COMM_WORLD) {
         MPI_Comm to_free = comm;
         MPI_Comm_free(&to_free);
