@@ -319,8 +319,8 @@ int run_p2p_persistent_init(const P2PCall& call, const P2PBaseCall& init, OwnedP
     PersistentStart start = [call, nonblocking = std::move(nonblocking)](MPI_Request* inner) mutable {
       return run_p2p(call, P2PBaseCall(nonblocking), Mode::nonblocking, inner, MPI_STATUS_IGNORE);
     };
-    const Status status = create_persistent(std::move(start), HandleHolds::of(call.comm, {call.sendtype, call.recvtype}),
-                                            request, FreeActive::detach);
+    HandleHolds holds = HandleHolds::of(call.comm, {call.sendtype, call.recvtype});
+    const Status status = create_persistent(std::move(start), std::move(holds), request, FreeActive::detach);
     return status.ok() ? MPI_SUCCESS : fail(call, status, request);
   });
 }

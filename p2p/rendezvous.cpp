@@ -508,7 +508,9 @@ Status run_asserted(const std::shared_ptr<Engine>& engine, const P2PPrepared& p,
     engine->adopt(std::move(op));
     return mode == Mode::nonblocking ? start_completed(request) : Status();
   }
-  if (mode == Mode::nonblocking) return start_generalized(std::move(op), c.comm, c.entry, {c.sendtype, c.recvtype}, request);
+  if (mode == Mode::nonblocking) {
+    return start_generalized(std::move(op), c.comm, c.entry, {c.sendtype, c.recvtype}, request);
+  }
   return wait_op(*op, status);
 }
 

@@ -157,8 +157,9 @@ void allreduce_case(Context& c, long pairs, bool persistent, const std::string& 
   const int n = static_cast<int>(pairs);
   run_freed(c, what, persistent,
             {[&](Handles& k, MPI_Request* r) {
-               return persistent ? MPI_Allreduce_init(send.data(), recv.data(), n, k.pair, k.op, k.comm, MPI_INFO_NULL, r)
-                                 : MPI_Iallreduce(send.data(), recv.data(), n, k.pair, k.op, k.comm, r);
+               return persistent
+                          ? MPI_Allreduce_init(send.data(), recv.data(), n, k.pair, k.op, k.comm, MPI_INFO_NULL, r)
+                          : MPI_Iallreduce(send.data(), recv.data(), n, k.pair, k.op, k.comm, r);
              },
              &recv, blank(recv.size()), summed(c, 2 * pairs)});
 }
