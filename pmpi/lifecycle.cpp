@@ -2,7 +2,7 @@
 // and ops, plus the CUDA-support queries.
 // The NCCL communicator hangs off an attribute whose delete callback releases it, so MPI_Comm_free
 // and MPI_Comm_disconnect need nothing for it. MPI_Comm_free, MPI_Type_free and MPI_Op_free put
-// off the base MPI's free of a handle a library-owned persistent request still uses
+// off the base MPI's free of a handle one of the library's requests still uses
 // (runtime/handle_holds.h).
 #include <mpi.h>
 

@@ -65,5 +65,6 @@ int free_op(MPI_Op* op);
 
 }  // namespace mcrp
 
-// How many distinct handles the library holds now: 0 once every persistent request is freed (tests).
+// How many distinct handles the library holds now: 0 once every library request is freed or
+// finished (tests).
 extern "C" int mcrpmpi_held_handle_count();

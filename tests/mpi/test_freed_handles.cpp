@@ -93,32 +93,35 @@ std::vector<int> inputs(int rank, long ints) {
   return v;
 }
 
-// One collective: its start (the nonblocking call, or the persistent init) given the handles, the
-// buffer it writes, what that buffer holds before each start, and the result expected there.
-struct Collective {
+// One operation: its start (the nonblocking calls, or the persistent inits) given the handles,
+// writing `requests` requests, the buffer it writes, what that buffer holds before each start, and
+// the result expected there.
+struct Operation {
   std::function<int(Handles&, MPI_Request*)> start;
   SpaceBuffer<int>* output = nullptr;
   std::vector<int> before;
   std::vector<int> expected;
+  int requests = 1;
 };
 
 // Starts `op`, frees every handle, completes it (a persistent one twice, its output reset before
-// each start, so that a start that delivers nothing shows), frees a persistent request, and checks
+// each start, so that a start that delivers nothing shows), frees persistent requests, and checks
 // the output.
-void run_freed(Context& c, const std::string& what, bool persistent, const Collective& op) {
+void run_freed(Context& c, const std::string& what, bool persistent, const Operation& op) {
   Handles h(MPI_COMM_WORLD);
-  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> requests(static_cast<std::size_t>(op.requests), MPI_REQUEST_NULL);
   op.output->upload(op.before);
-  int rc = op.start(h, &request);
+  int rc = op.start(h, requests.data());
   h.free_all();
   for (int round = 0; rc == MPI_SUCCESS && round < (persistent ? 2 : 1); ++round) {
     if (persistent) {
       op.output->upload(op.before);
-      rc = MPI_Start(&request);
+      rc = MPI_Startall(op.requests, requests.data());
     }
-    if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) rc = MPI_Waitall(op.requests, requests.data(), MPI_STATUSES_IGNORE);
   }
-  if (persistent && request != MPI_REQUEST_NULL) {
+  for (MPI_Request& request : requests) {
+    if (!persistent || request == MPI_REQUEST_NULL) continue;
     const int freed = MPI_Request_free(&request);
     if (rc == MPI_SUCCESS) rc = freed;
   }
@@ -287,32 +290,23 @@ void ring(Context& c, long pairs, bool persistent, bool strided, const std::stri
   const int next = (c.rank + 1) % c.size, previous = (c.rank + c.size - 1) % c.size;
   SpaceBuffer<int> send(c.space, inputs(c.rank, ints));
   SpaceBuffer<int> recv(c.space, static_cast<std::size_t>(ints));
-  const std::vector<int> expected = strided ? holes_kept(inputs(previous, ints)) : inputs(previous, ints);
-  Handles h(MPI_COMM_WORLD);
-  const MPI_Datatype type = h.type(strided);
   const int n = static_cast<int>(pairs);
-  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  recv.upload(blank(recv.size()));
-  int rc = persistent ? MPI_Recv_init(recv.data(), n, type, previous, 5, h.comm, &requests[0])
-                      : MPI_Irecv(recv.data(), n, type, previous, 5, h.comm, &requests[0]);
-  if (rc == MPI_SUCCESS)
-    rc = persistent ? MPI_Send_init(send.data(), n, type, next, 5, h.comm, &requests[1])
-                    : MPI_Isend(send.data(), n, type, next, 5, h.comm, &requests[1]);
-  h.free_all();
-  for (int round = 0; round < (persistent ? 2 : 1) && rc == MPI_SUCCESS; ++round) {
-    if (persistent) {
-      recv.upload(blank(recv.size()));
-      rc = MPI_Startall(2, requests);
-    }
-    if (rc == MPI_SUCCESS) rc = MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
-  }
-  if (persistent)
-    for (MPI_Request& r : requests)
-      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
-  const std::vector<int> got = recv.download();
-  c.checker.expect_equal(what, rc, got.data(), expected.data(), expected.size());
+  run_freed(c, what, persistent,
+            {[&](Handles& k, MPI_Request* r) {
+               const MPI_Datatype type = k.type(strided);
+               int rc = persistent ? MPI_Recv_init(recv.data(), n, type, previous, 5, k.comm, &r[0])
+                                   : MPI_Irecv(recv.data(), n, type, previous, 5, k.comm, &r[0]);
+               if (rc == MPI_SUCCESS)
+                 rc = persistent ? MPI_Send_init(send.data(), n, type, next, 5, k.comm, &r[1])
+                                 : MPI_Isend(send.data(), n, type, next, 5, k.comm, &r[1]);
+               return rc;
+             },
+             &recv, blank(recv.size()), strided ? holes_kept(inputs(previous, ints)) : inputs(previous, ints),
+             2});
 }
-void ring_case(Context& c, long pairs, bool persistent, const std::string& what) { ring(c, pairs, persistent, false, what); }
+void ring_case(Context& c, long pairs, bool persistent, const std::string& what) {
+  ring(c, pairs, persistent, false, what);
+}
 void strided_ring_case(Context& c, long pairs, bool persistent, const std::string& what) {
   ring(c, pairs, persistent, true, what);
 }
