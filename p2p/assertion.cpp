@@ -9,7 +9,6 @@
 #include <mutex>
 #include <string>
 
-#include "device/cuda_runtime.h"
 #include "device/fake_device.h"
 #include "p2p/engine.h"
 #include "runtime/comm_facts.h"
@@ -17,6 +16,9 @@
 
 namespace mcrp {
 namespace {
+
+constexpr const char* kAssertionKey = "mpi_assert_memory_alloc_kinds";
+constexpr const char* kDeviceOnly = "cuda:device";  // the one value that asserts it
 
 std::atomic<int> g_engines{0};  // communicators that ever got one: engine_of's fast path
 
@@ -73,19 +75,26 @@ bool info_asserts_device_only(MPI_Info info) {
   if (info == MPI_INFO_NULL) return false;
   char value[256] = "";
   int flag = 0;
-  if (PMPI_Info_get(info, "mpi_assert_memory_alloc_kinds", sizeof value - 1, value, &flag) != MPI_SUCCESS || !flag) {
-    return false;
-  }
-  return std::strcmp(value, "cuda:device") == 0;
+  if (PMPI_Info_get(info, kAssertionKey, sizeof value - 1, value, &flag) != MPI_SUCCESS || !flag) return false;
+  return std::strcmp(value, kDeviceOnly) == 0;
+}
+
+int report_device_only_assertion(MPI_Comm comm, MPI_Info info) {
+  return engine_of(comm) ? PMPI_Info_set(info, kAssertionKey, kDeviceOnly) : MPI_SUCCESS;
 }
 
 bool device_only_everywhere() { return config().p2p_device_only; }
 
 void assert_device_only(MPI_Comm comm, bool asserted_here) {
-  if (comm == MPI_COMM_NULL || !device::cuda_available()) return;
+  if (comm == MPI_COMM_NULL) return;
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   if (inter) return;
+  // Whether to agree at all is decided from the WORLD map, alike on every member: a rank without
+  // CUDA (a CPU-only node, MCRPMPI_DISABLE_CUDA=1) among ranks with it would otherwise skip the
+  // allreduce they enter, and hang them in every MPI_Comm_split_type. Such a communicator, and
+  // any of a Sessions-only program (no map), is never asserted.
+  if (!comm_facts(comm).cuda_everywhere) return;
   int mine = asserted_here ? 1 : 0, all = 0;
   PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
   if (!all || engine_of(comm)) return;

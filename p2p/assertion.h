@@ -25,6 +25,10 @@ bool info_asserts_device_only(MPI_Info info);
 // an engine (a no-op for intercommunicators, MPI_COMM_NULL, or when no channel can serve it).
 void assert_device_only(MPI_Comm comm, bool asserted_here);
 
+// MPI_Comm_get_info: a communicator whose assertion the library acts on (it has an engine) shows it
+// in `info`, as MPI 4 asks of hints an implementation uses (MPICH 4.0.2 lists only its own).
+int report_device_only_assertion(MPI_Comm comm, MPI_Info info);
+
 // MCRPMPI_P2P_DEVICE_ONLY=1: every communicator is asserted.
 bool device_only_everywhere();
 

@@ -1,5 +1,6 @@
 // Initialisation, finalisation (world model and sessions), the release of communicators, datatypes
-// and ops, plus the CUDA-support queries.
+// and ops, plus the CUDA-support queries (MPIX, and MPI 4.1's memory allocation kinds of a session:
+// runtime/memory_alloc_kinds.h).
 // The NCCL communicator hangs off an attribute whose delete callback releases it, so MPI_Comm_free
 // and MPI_Comm_disconnect need nothing for it. MPI_Comm_free, MPI_Type_free and MPI_Op_free put
 // off the base MPI's free of a handle one of the library's requests still uses
@@ -10,6 +11,7 @@
 #include "p2p/assertion.h"
 #include "runtime/handle_holds.h"
 #include "runtime/lifecycle.h"
+#include "runtime/memory_alloc_kinds.h"
 #include "runtime/nccl_teardown.h"
 #include "runtime/requests.h"
 #include "runtime/self_comm.h"
@@ -52,14 +54,25 @@ int MPI_Finalize(void) {
 // Counted, so that the library's own session (runtime/self_comm.h) closes with the last of them.
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session) {
   const int rc = PMPI_Session_init(info, errhandler, session);
-  if (rc == MPI_SUCCESS) mcrp::session_opened();
+  if (rc == MPI_SUCCESS) {
+    mcrp::session_opened();
+    mcrp::remember_session_request(*session, info);
+  }
   return rc;
 }
 
 int MPI_Session_finalize(MPI_Session* session) {
   mcrp::tear_down_retired_when_quiet();  // released NCCL communicators, if nothing is in flight
-  if (session != nullptr && *session != MPI_SESSION_NULL) mcrp::session_closing();
-  return PMPI_Session_finalize(session);
+  const MPI_Session closing = session != nullptr ? *session : MPI_SESSION_NULL;
+  if (closing != MPI_SESSION_NULL) mcrp::session_closing();
+  const int rc = PMPI_Session_finalize(session);
+  if (rc == MPI_SUCCESS && closing != MPI_SESSION_NULL) mcrp::forget_session_request(closing);
+  return rc;
+}
+
+int MPI_Session_get_info(MPI_Session session, MPI_Info* info_used) {
+  const int rc = PMPI_Session_get_info(session, info_used);
+  return rc == MPI_SUCCESS ? mcrp::add_library_kinds(*info_used, mcrp::session_request(session).c_str()) : rc;
 }
 
 int MPI_Comm_free(MPI_Comm* comm) { return mcrp::free_comm(comm); }

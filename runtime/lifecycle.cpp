@@ -28,9 +28,11 @@ void on_initialized() {
     if (rank == 0) std::fprintf(stderr, "%s\n", base_mpi_report().c_str());
   }
   tuning::initialize(MPI_COMM_WORLD);  // env overrides + the tuning file, identical on every rank
-  // Whether this process can use NCCL is part of the WORLD map, so that choosing NCCL for a
-  // communicator is agreed without a collective at its first device call.
-  const int local_rank = tuning::learn_world_map(device::cuda_available() && nccl_api() != nullptr);
+  // Whether this process has CUDA and can use NCCL is part of the WORLD map, so that choosing NCCL
+  // for a communicator is agreed without a collective at its first device call, and every member
+  // knows alike whether to take part in a device-only assertion (p2p/assertion.h).
+  const int local_rank =
+      tuning::learn_world_map(device::cuda_available(), device::cuda_available() && nccl_api() != nullptr);
   const char* select = std::getenv("MCRPMPI_SELECT_DEVICE");
   if (select != nullptr && select[0] == '1' && device::cuda_available()) {
     const int device = device::nearest_gpu(local_rank);

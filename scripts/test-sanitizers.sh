@@ -6,7 +6,8 @@
 # too), the fake device's asynchronous copies and legacy-stream uploads (queued copies that outlive
 # a buffer would be reads or writes after free here), bad input, VERIFY agreement and memory checks, ignored
 # arguments, eight threads a rank, a Sessions-only program, an idle member of a device-only
-# communicator, and handles and arrays freed while requests use them. Any sanitizer report fails
+# communicator, handles and arrays freed while requests use them, and the device-only assertion made
+# from infos on ranks with and without CUDA. Any sanitizer report fails
 # the run. scripts/test.sh runs it after the main suite (MCRPMPI_SANITIZER_TESTS=0 skips it). Left
 # out: Python tests (the interpreter is not instrumented, so the sanitizer runtime cannot come
 # first), GPU tests (compute-sanitizer is the tool there: README "Reliability"), and the
@@ -20,8 +21,8 @@ targets="mcrpmpi mcrpmpi_unit_tests mcrpmpi_pool_tests mcrpmpi_memory_check_test
          test_ignored_arguments_linked test_verify_agreement test_bad_input_linked
          mcrpmpi_fake_nccl mcrpmpi_gpu_collectives test_stuck_peer test_sessions test_p2p_idle_member
          test_block_collectives_linked test_local_calls_linked test_attached_buffer_linked test_intercomm_bcast_linked
-         test_nonblocking_gpu test_freed_handles_linked"
-tests='^mpi\.(p2p\.asserted\.np[23]|p2p\.asserted\.small_chunks\.np3|p2p\.fake_device\.np[23]|staged_pipeline\.fake_device\.np[23]|thread_stress\.fake-device\.np2|ignored_arguments\.fake_device\.np[23]|verify_agreement\.fake_device\.np3|bad_input\.fake_device\.np[23]|sessions\.fake_device\.np2|block_collectives\.(fake_device\.np3|mixed\.np3|host\.np3)|local_calls\.(fake_device|host)\.np2|attached_buffer\.fake_device\.np2|intercomm_bcast\.(fake_device|host)\.np4|fake_nccl\.(collectives\.np3|nonblocking\.np2|ignored_arguments\.np2|p2p_asserted\.np2|thread_stress\.np2|stuck_peer\.np2|sessions\.np2|p2p_idle_member\.np3|inline\.(collectives\.np3|p2p_asserted\.np2|stuck_peer\.np2))|async_device\.(p2p_asserted\.small_chunks\.np3|collectives\.nccl\.np2)|stream_order\.p2p\.async\.np3|freed_handles\.fake_device\.pipelined\.np3|fake_nccl\.freed_handles\.asserted\.np2)$'
+         test_nonblocking_gpu test_freed_handles_linked test_assertion_agreement"
+tests='^mpi\.(p2p\.asserted\.np[23]|p2p\.asserted\.small_chunks\.np3|p2p\.fake_device\.np[23]|staged_pipeline\.fake_device\.np[23]|thread_stress\.fake-device\.np2|ignored_arguments\.fake_device\.np[23]|verify_agreement\.fake_device\.np3|bad_input\.fake_device\.np[23]|sessions\.fake_device\.np2|block_collectives\.(fake_device\.np3|mixed\.np3|host\.np3)|local_calls\.(fake_device|host)\.np2|attached_buffer\.fake_device\.np2|intercomm_bcast\.(fake_device|host)\.np4|fake_nccl\.(collectives\.np3|nonblocking\.np2|ignored_arguments\.np2|p2p_asserted\.np2|thread_stress\.np2|stuck_peer\.np2|sessions\.np2|p2p_idle_member\.np3|inline\.(collectives\.np3|p2p_asserted\.np2|stuck_peer\.np2))|async_device\.(p2p_asserted\.small_chunks\.np3|collectives\.nccl\.np2)|stream_order\.p2p\.async\.np3|freed_handles\.fake_device\.pipelined\.np3|fake_nccl\.freed_handles\.asserted\.np2|p2p\.assertion_agreement\.(all|mixed)_cuda\.np3)$'
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCRPMPI_SANITIZE=address,undefined >/dev/null
 # shellcheck disable=SC2086
 cmake --build "$build" -j "$(nproc)" --target $targets

@@ -7,8 +7,10 @@ namespace {
 
 struct Member {
   int node;         // the lowest WORLD rank on this process's node
+  int cuda_usable;  // 0 or 1
   int nccl_usable;  // 0 or 1
 };
+constexpr int kMemberInts = sizeof(Member) / sizeof(int);
 
 // One entry per WORLD rank. Written once by learn_world_map (inside MPI_Init, before any other
 // thread can call the library), read-only afterwards.
@@ -16,19 +18,21 @@ std::vector<Member> g_world;
 
 }  // namespace
 
-int learn_world_map(bool nccl_usable) {
+int learn_world_map(bool cuda_usable, bool nccl_usable) {
   int world_rank = 0, world_size = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
   MPI_Comm node = MPI_COMM_NULL;
   if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return 0;
   int local_rank = 0;
-  Member me{world_rank, nccl_usable ? 1 : 0};
+  Member me{world_rank, cuda_usable ? 1 : 0, nccl_usable ? 1 : 0};
   PMPI_Comm_rank(node, &local_rank);
   PMPI_Allreduce(&world_rank, &me.node, 1, MPI_INT, MPI_MIN, node);
   PMPI_Comm_free(&node);
   std::vector<Member> world(static_cast<std::size_t>(world_size));
-  if (PMPI_Allgather(&me, 2, MPI_INT, world.data(), 2, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS) g_world = std::move(world);
+  if (PMPI_Allgather(&me, kMemberInts, MPI_INT, world.data(), kMemberInts, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS) {
+    g_world = std::move(world);
+  }
   return local_rank;
 }
 
@@ -44,11 +48,12 @@ CommFacts facts_from_world_map(MPI_Comm comm) {
   PMPI_Group_translate_ranks(group, size, ranks.data(), world, in_world.data());
   PMPI_Group_free(&group);
   PMPI_Group_free(&world);
-  CommFacts facts{Topology::single_node, true};
+  CommFacts facts{Topology::single_node, true, true};
   for (int r : in_world) {
     if (r == MPI_UNDEFINED || r < 0 || r >= static_cast<int>(g_world.size())) return {};
     if (g_world[r].node != g_world[in_world[0]].node) facts.topology = Topology::multi_node;
     facts.nccl_everywhere = facts.nccl_everywhere && g_world[r].nccl_usable == 1;
+    facts.cuda_everywhere = facts.cuda_everywhere && g_world[r].cuda_usable == 1;
   }
   return facts;
 }

@@ -13,11 +13,13 @@ namespace mcrp::tuning {
 struct CommFacts {
   Topology topology = Topology::any;  // single_node: all members on one node
   bool nccl_everywhere = false;       // every member can load NCCL and has a CUDA device
+  bool cuda_everywhere = false;       // every member has a CUDA device (or the fake device)
 };
 
-// Collective over MPI_COMM_WORLD; call once, right after initialisation. `nccl_usable` is this
-// process's own answer. Returns this process's rank among the processes of its node (0 if MPI fails).
-int learn_world_map(bool nccl_usable);
+// Collective over MPI_COMM_WORLD; call once, right after initialisation. `cuda_usable` and
+// `nccl_usable` are this process's own answers. Returns this process's rank among the processes of
+// its node (0 if MPI fails).
+int learn_world_map(bool cuda_usable, bool nccl_usable);
 
 // Local, and the same on every member of `comm` (an intracommunicator). A member that is not a WORLD
 // process (spawned or connected), or a map never learned, gives topology `any` and no NCCL.

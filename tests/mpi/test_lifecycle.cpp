@@ -1,8 +1,9 @@
 // Lifecycle entry points with the library present: MPI_Init / MPI_Init_thread (the provided level
 // passes through), attribute caching with user copy and delete callbacks across MPI_Comm_dup,
 // MPI_Comm_free, MPI_Comm_disconnect and MPI_Finalize (a COMM_SELF attribute is deleted there), the
-// MPIX CUDA-support queries, and collectives from two threads on two communicators under
-// MPI_THREAD_MULTIPLE (Horovod's background thread does this).
+// MPIX CUDA-support queries and MPI 4.1's memory allocation kinds of communicators, and collectives
+// from two threads on two communicators under MPI_THREAD_MULTIPLE (Horovod's background thread does
+// this).
 //
 //   test_lifecycle --init=plain|thread --expect-cuda-support=0|1
 // 1 is what the library answers; 0 is what the base MPICH says when the library is absent.
@@ -13,7 +14,10 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
+#include "tests/mpi/alloc_kinds_info.h"
 #include "tests/mpi/check.h"
 
 namespace {
@@ -105,6 +109,27 @@ void check_gpu_queries(Checker& checker, const Options& opts) {
   checker.check(rc == MPI_SUCCESS && supported == base,
                 "MPIX_GPU_query_support(ZE) passes through: base " + std::to_string(base) + " got " +
                     std::to_string(supported));
+}
+
+// MPI 4.1's `mpi_memory_alloc_kinds` on MPI_COMM_WORLD and a duplicate: the library lists "cuda"
+// once, beside the base MPI's "mpi" and "system" (MPI 4.1's default when the base predates the key,
+// as MPICH 4.0.2 does); without the library no "cuda".
+void check_alloc_kinds(Checker& checker, const Options& opts) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  const std::pair<const char*, MPI_Comm> comms[] = {{"MPI_COMM_WORLD", MPI_COMM_WORLD}, {"a duplicate", dup}};
+  for (const auto& [name, comm] : comms) {
+    const std::vector<std::string> kinds = mcrp_test::comm_alloc_kinds(comm);
+    const std::string where = std::string("mpi_memory_alloc_kinds of ") + name + " " + mcrp_test::shown(kinds);
+    if (opts.expect_cuda_support == 0) {
+      checker.check(mcrp_test::times_listed(kinds, "cuda") == 0, where + ": no cuda from the base MPI alone");
+      continue;
+    }
+    checker.check(mcrp_test::times_listed(kinds, "cuda") == 1, where + ": cuda listed once");
+    checker.check(mcrp_test::times_listed(kinds, "mpi") == 1 && mcrp_test::times_listed(kinds, "system") == 1,
+                  where + ": mpi and system listed once");
+  }
+  MPI_Comm_free(&dup);
 }
 
 // A dup of COMM_WORLD carrying the test attribute, after a collective ran on it (so a library that
@@ -206,6 +231,7 @@ int main(int argc, char** argv) {
   checker.check(init_rc == MPI_SUCCESS, "init returns MPI_SUCCESS");
   check_init(checker, opts, provided);
   check_gpu_queries(checker, opts);
+  check_alloc_kinds(checker, opts);
   check_attributes(checker);
   if (opts.init_thread && provided == MPI_THREAD_MULTIPLE) check_two_threads(checker);
   attach_finalize_attribute();

@@ -10,7 +10,8 @@
 //                        p2p/engine.h): `info` dups MPI_COMM_WORLD with the MPI 4.1 info key
 //                        mpi_assert_memory_alloc_kinds=cuda:device; `env` expects
 //                        MCRPMPI_P2P_DEVICE_ONLY=1 to have asserted MPI_COMM_WORLD. Adds the
-//                        checks that host buffers there are refused with MPI_ERR_BUFFER.
+//                        checks that host buffers there are refused with MPI_ERR_BUFFER, that
+//                        MPI_Comm_get_info shows the assertion, and which constructors assert.
 // Every received buffer is compared with values its sender computed, with one sentinel element
 // after the message; every status's source, tag and count is checked.
 #include <dlfcn.h>
@@ -25,8 +26,10 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "tests/mpi/alloc_kinds_info.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
 #include "tests/mpi/device_only_comm.h"
@@ -726,14 +729,48 @@ void constructors_assert(const Env& e) {
   MPI_Group_free(&group);
 }
 
+// The info key in a constructor's info: MPI_Comm_split_type and the distributed graph constructors
+// take hints for the new communicator. When one rank does not assert, the communicator is asserted
+// on none (and the agreement does not hang).
+void constructor_info_asserts(const Env& e) {
+  MPI_Info info = device_only_info();
+  const int from[] = {e.left()}, to[] = {e.right()};
+  MPI_Comm split = MPI_COMM_NULL, graph = MPI_COMM_NULL, partly = MPI_COMM_NULL;
+  MPI_Comm_split_type(e.comm, MPI_COMM_TYPE_SHARED, e.rank, info, &split);
+  MPI_Dist_graph_create_adjacent(e.comm, 1, from, MPI_UNWEIGHTED, 1, to, MPI_UNWEIGHTED, info, 0, &graph);
+  MPI_Comm_split_type(e.comm, MPI_COMM_TYPE_SHARED, e.rank, e.rank == 0 ? info : MPI_INFO_NULL, &partly);
+  MPI_Info_free(&info);
+  const std::pair<const char*, MPI_Comm> asserted[] = {{"MPI_Comm_split_type with the key in its info", split},
+                                                       {"MPI_Dist_graph_create_adjacent with it", graph}};
+  for (const auto& [name, comm] : asserted) {
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    e.checker.check(comm_alloc_kinds_assertion(comm) == "cuda:device",
+                    std::string("MPI_Comm_get_info shows the assertion of ") + name);
+    refuse_host_buffers(e, comm, name);
+  }
+  std::vector<int> out(8, e.rank), in(8, -1);
+  const int rc = MPI_Sendrecv(out.data(), 8, MPI_INT, e.right(), 6, in.data(), 8, MPI_INT, e.left(), 6, partly,
+                              MPI_STATUS_IGNORE);
+  e.checker.check(rc == MPI_SUCCESS && in == std::vector<int>(8, e.left()),
+                  "host buffers on MPI_Comm_split_type where only rank 0 asserts");
+  e.checker.check(comm_alloc_kinds_assertion(partly).empty(),
+                  "MPI_Comm_get_info of that communicator shows no assertion, got \"" +
+                      comm_alloc_kinds_assertion(partly) + "\"");
+  for (MPI_Comm* comm : {&split, &graph, &partly}) MPI_Comm_free(comm);
+}
+
 void asserted_communicators(const Env& e, bool everywhere) {
   refuse_host_buffers(e, e.comm, "the asserted communicator");
+  e.checker.check(comm_alloc_kinds_assertion(e.comm) == "cuda:device",
+                  "MPI_Comm_get_info shows the assertion the library acts on");
   // MPI-4 copies a communicator's info hints to its duplicate: the assertion goes with it.
   MPI_Comm dup;
   MPI_Comm_dup(e.comm, &dup);
   refuse_host_buffers(e, dup, "its MPI_Comm_dup");
+  e.checker.check(comm_alloc_kinds_assertion(dup) == "cuda:device", "MPI_Comm_get_info of its MPI_Comm_dup too");
   MPI_Comm_free(&dup);
   if (everywhere) constructors_assert(e);
+  else constructor_info_asserts(e);
 }
 
 void run_all(const Env& e) {
@@ -837,6 +874,7 @@ int main(int argc, char** argv) {
         const int rc = MPI_Sendrecv(out.data(), 8, MPI_INT, rank, 4, in.data(), 8, MPI_INT, rank, 4, plain,
                                     MPI_STATUS_IGNORE);
         checker.check(rc == MPI_SUCCESS && in == out, "host buffers on a communicator without the assertion");
+        checker.check(comm_alloc_kinds_assertion(plain).empty(), "MPI_Comm_get_info of it shows no assertion");
         MPI_Comm_free(&plain);
       }
       if (asserted) asserted_communicators(env, assert_how == "env");

@@ -3,7 +3,8 @@
 // NCCL-everywhere map, the shared tuning table) in MPI_Init, so here device calls take the staged
 // path on every rank alike (rule 1); they must still be right. Collectives (blocking and
 // nonblocking, in place), point-to-point around a ring, on host or device memory, against computed
-// references, on two sessions open at once.
+// references, on two sessions open at once; and MPI 4.1's memory allocation kinds each session and
+// its communicator report, one session having asked for some.
 #include <mpi.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/mpi/alloc_kinds_info.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
 #include "tests/mpi/memory_spaces.h"
@@ -162,8 +164,16 @@ struct OpenSession {
   MPI_Session session = MPI_SESSION_NULL;
   MPI_Comm comm = MPI_COMM_NULL;
 
-  explicit OpenSession(const char* tag) {
-    if (MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session) != MPI_SUCCESS) return;
+  // `alloc_kinds`: the mpi_memory_alloc_kinds the session asks for, or null.
+  OpenSession(const char* tag, const char* alloc_kinds) {
+    MPI_Info info = MPI_INFO_NULL;
+    if (alloc_kinds != nullptr) {
+      MPI_Info_create(&info);
+      MPI_Info_set(info, "mpi_memory_alloc_kinds", alloc_kinds);
+    }
+    const int rc = MPI_Session_init(info, MPI_ERRORS_RETURN, &session);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) return;
     MPI_Group world = MPI_GROUP_NULL;
     MPI_Group_from_session_pset(session, "mpi://WORLD", &world);
     MPI_Comm_create_from_group(world, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm);
@@ -177,8 +187,40 @@ struct OpenSession {
   OpenSession& operator=(const OpenSession&) = delete;
 };
 
+// What the second session asks for: kinds the library supports (one with two restrictors, in
+// capitals: names compare without case), and kinds it does not (no ROCm; no restrictor "bogus").
+constexpr const char* kRequestedKinds = "cuda:device, rocm:device,mpi:alloc_mem,CUDA:managed:host,cuda:bogus,system";
+const char* const kSupportedRequested[] = {"cuda:device", "mpi:alloc_mem", "CUDA:managed:host"};
+const char* const kUnsupportedRequested[] = {"rocm:device", "cuda:bogus"};
+
+// MPI_Session_get_info lists "cuda" beside "mpi" and "system" once each, and of what the session
+// asked for (`asked`), each supported kind as written and no other; the session's communicator lists
+// "cuda" too.
+void check_alloc_kinds(Checker& checker, const OpenSession& open, bool asked, const std::string& round) {
+  MPI_Info info = MPI_INFO_NULL;
+  std::vector<std::string> kinds;
+  if (MPI_Session_get_info(open.session, &info) == MPI_SUCCESS) {
+    kinds = listed_alloc_kinds(info);
+    MPI_Info_free(&info);
+  }
+  const std::string where = round + "MPI_Session_get_info's mpi_memory_alloc_kinds " + shown(kinds);
+  for (const char* kind : {"mpi", "system", "cuda"}) {
+    checker.check(times_listed(kinds, kind) == 1, where + ": " + kind + " listed once");
+  }
+  for (const char* kind : kSupportedRequested) {
+    checker.check(times_listed(kinds, kind) == (asked ? 1 : 0),
+                  where + ": " + kind + (asked ? " listed once" : " not listed"));
+  }
+  for (const char* kind : kUnsupportedRequested) {
+    checker.check(times_listed(kinds, kind) == 0, where + ": " + kind + " not listed");
+  }
+  const std::vector<std::string> comm_kinds = comm_alloc_kinds(open.comm);
+  checker.check(times_listed(comm_kinds, "cuda") == 1,
+                round + "the session's communicator lists cuda once: " + shown(comm_kinds));
+}
+
 // The checks on one session's communicator: the exit code of the checks, or the skip code.
-int run_on(const OpenSession& open, const std::string& space_name, const std::string& round) {
+int run_on(const OpenSession& open, const std::string& space_name, bool asked_kinds, const std::string& round) {
   if (open.comm == MPI_COMM_NULL) {
     std::fprintf(stderr, "test_sessions: %sno communicator from the session\n", round.c_str());
     return 1;
@@ -186,6 +228,7 @@ int run_on(const OpenSession& open, const std::string& space_name, const std::st
   std::unique_ptr<MemorySpace> space = make_memory_space(space_name, open.comm);
   if (!space) return kSkipExitCode;
   Checker checker;
+  check_alloc_kinds(checker, open, asked_kinds, round);
   SessionsRun(checker, *space, open.comm, round).run();
   return checker.finish(open.comm, ("test_sessions --space " + space_name + " (" + round + ")").c_str());
 }
@@ -196,9 +239,9 @@ int run_on(const OpenSession& open, const std::string& space_name, const std::st
 // session's MPI_Session_finalize, with or without the library), each with its own communicator.
 int main(int argc, char** argv) {
   const std::string space_name = option(argc, argv, "--space", "host");
-  OpenSession first("org.mcrpmpi.test_sessions.first");
-  OpenSession second("org.mcrpmpi.test_sessions.second");
-  const int first_code = run_on(first, space_name, "first session: ");
-  const int second_code = run_on(second, space_name, "second session: ");
+  OpenSession first("org.mcrpmpi.test_sessions.first", nullptr);
+  OpenSession second("org.mcrpmpi.test_sessions.second", kRequestedKinds);
+  const int first_code = run_on(first, space_name, false, "first session: ");
+  const int second_code = run_on(second, space_name, true, "second session: ");
   return first_code != 0 ? first_code : second_code;
 }

@@ -171,7 +171,8 @@ void eager_limit_override_comes_from_rank_0() {
 void world_map_matches_the_collective_classification() {
   check(facts_from_world_map(MPI_COMM_WORLD).topology == Topology::any, "no node map before learn_world_map");
   const bool usable = g_rank != 1;  // rank 1 pretends it cannot load NCCL
-  const int local_rank = learn_world_map(usable);
+  const bool has_cuda = g_rank != 2;  // and rank 2 that it has no CUDA device
+  const int local_rank = learn_world_map(has_cuda, usable);
   MPI_Comm node = MPI_COMM_NULL, halves = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int node_rank = -1;
@@ -184,6 +185,12 @@ void world_map_matches_the_collective_classification() {
   check(!facts_from_world_map(MPI_COMM_WORLD).nccl_everywhere, "no NCCL on WORLD when rank 1 lacks it");
   check(facts_from_world_map(MPI_COMM_SELF).nccl_everywhere == usable, "NCCL on SELF is the rank's own answer");
   check(facts_from_world_map(halves).nccl_everywhere == (g_rank % 2 == 0), "NCCL on the half without rank 1");
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  check(facts_from_world_map(MPI_COMM_WORLD).cuda_everywhere == (size < 3), "CUDA on WORLD unless rank 2 is in it");
+  check(facts_from_world_map(MPI_COMM_SELF).cuda_everywhere == has_cuda, "CUDA on SELF is the rank's own answer");
+  check(facts_from_world_map(halves).cuda_everywhere == (g_rank % 2 == 1 || size < 3),
+        "CUDA on the half without rank 2");
   MPI_Comm_free(&node);
   MPI_Comm_free(&halves);
 }

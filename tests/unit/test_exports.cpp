@@ -99,7 +99,7 @@ const char* const kLifecycleEntryPoints[] = {
     "MPI_Pack_c",         "MPI_Unpack",              "MPI_Unpack_c",          "MPI_Pack_external",
     "MPI_Pack_external_c", "MPI_Unpack_external",    "MPI_Unpack_external_c", "MPI_Buffer_attach",
     "MPI_Buffer_attach_c", "MPI_Buffer_detach",      "MPI_Buffer_detach_c",  "MPI_Type_free",
-    "MPI_Op_free",
+    "MPI_Op_free",        "MPI_Comm_get_info",       "MPI_Session_init",      "MPI_Session_get_info",
 };
 
 template <std::size_t N>
