@@ -228,6 +228,17 @@ void lifecycle(Runner& runner, const BadComm& comm) {
        [&] { return MPI_Comm_split(MPI_COMM_NULL, 0, 0, &out); }},
       {"MPI_Comm_split_type MPI_COMM_NULL", MPI_ERR_COMM, Target::world, nullptr,
        [&] { return MPI_Comm_split_type(MPI_COMM_NULL, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &out); }},
+      {"MPI_Dist_graph_create_adjacent MPI_COMM_NULL", MPI_ERR_COMM, Target::world, nullptr,
+       [&] {
+         return MPI_Dist_graph_create_adjacent(MPI_COMM_NULL, 0, nullptr, MPI_UNWEIGHTED, 0, nullptr, MPI_UNWEIGHTED,
+                                               MPI_INFO_NULL, 0, &out);
+       }},
+      {"MPI_Comm_get_info MPI_COMM_NULL", MPI_ERR_COMM, Target::world, nullptr,
+       [&] {
+         MPI_Info info = MPI_INFO_NULL;
+         return MPI_Comm_get_info(MPI_COMM_NULL, &info);
+       }},
+      {"MPI_Comm_get_info null-info", MPI_ERR_ARG, Target::comm, nullptr, [&] { return MPI_Comm_get_info(c, nullptr); }},
       {"MPI_Comm_create MPI_COMM_NULL", MPI_ERR_COMM, Target::world, nullptr,
        [&] { return MPI_Comm_create(MPI_COMM_NULL, world_group, &out); }},
       {"MPI_Comm_create MPI_GROUP_NULL", MPI_ERR_GROUP, Target::world, nullptr,
