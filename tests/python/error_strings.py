@@ -2,7 +2,8 @@
 on a communicator asserted device-only (the MPI 4.1 info key, on the library's fake device) fails
 with MPI_ERR_BUFFER, and the exception's text names the library, the call and the cause,
 not an unrelated string from the base MPI's error ring. An error of the base MPI's own (a rank that
-does not exist) keeps the base MPI's class and text.
+does not exist) keeps the base MPI's class and text. And mpi4py's Get_info shows what the library
+reports: "cuda" among MPI 4.1's memory allocation kinds, and the assertion it acts on.
 
     MCRPMPI_FAKE_DEVICE=1 MCRPMPI_P2P_CHANNEL=mpi \
         mpiexec -n 2 -genv LD_PRELOAD .../libmcrpmpi.so python error_strings.py
@@ -40,6 +41,14 @@ def main():
     except MPI.Exception as error:
         check.true("base MPI's class", error.Get_error_class() == MPI.ERR_RANK, f"class {error.Get_error_class()}")
         check.true("base MPI's text", "mcrpmpi" not in str(error), str(error))
+    for name, communicator in (("WORLD", world), ("the asserted communicator", comm)):
+        used = communicator.Get_info()
+        kinds = (used.Get("mpi_memory_alloc_kinds") or "").split(",")
+        assertion = used.Get("mpi_assert_memory_alloc_kinds")
+        used.Free()
+        check.true(f"Get_info of {name} lists cuda once", kinds.count("cuda") == 1, f"kinds {kinds}")
+        if communicator is comm:
+            check.true("Get_info shows the assertion", assertion == "cuda:device", f"got {assertion!r}")
     comm.Free()
     return check.finish()
 
