@@ -756,7 +756,21 @@ void constructor_info_asserts(const Env& e) {
   e.checker.check(comm_alloc_kinds_assertion(partly).empty(),
                   "MPI_Comm_get_info of that communicator shows no assertion, got \"" +
                       comm_alloc_kinds_assertion(partly) + "\"");
-  for (MPI_Comm* comm : {&split, &graph, &partly}) MPI_Comm_free(comm);
+  // MPI_Comm_dup_with_info replaces the hints: a duplicate made with an info without the key is not
+  // asserted, while an MPI_Comm_set_info without it leaves the protocol in place.
+  MPI_Comm unasserted = MPI_COMM_NULL;
+  MPI_Comm_dup_with_info(e.comm, MPI_INFO_NULL, &unasserted);
+  const int dup_rc = MPI_Sendrecv(out.data(), 8, MPI_INT, e.right(), 7, in.data(), 8, MPI_INT, e.left(), 7,
+                                  unasserted, MPI_STATUS_IGNORE);
+  e.checker.check(dup_rc == MPI_SUCCESS && comm_alloc_kinds_assertion(unasserted).empty(),
+                  "host buffers on MPI_Comm_dup_with_info of the asserted communicator without the key");
+  MPI_Info empty;
+  MPI_Info_create(&empty);
+  const int set_rc = MPI_Comm_set_info(e.comm, empty);
+  MPI_Info_free(&empty);
+  e.checker.check(set_rc == MPI_SUCCESS && comm_alloc_kinds_assertion(e.comm) == "cuda:device",
+                  "MPI_Comm_set_info without the key leaves the assertion, and MPI_Comm_get_info says so");
+  for (MPI_Comm* comm : {&split, &graph, &partly, &unasserted}) MPI_Comm_free(comm);
 }
 
 void asserted_communicators(const Env& e, bool everywhere) {
