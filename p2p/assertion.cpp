@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 
+#include "device/cuda_runtime.h"
 #include "device/fake_device.h"
 #include "p2p/engine.h"
 #include "runtime/comm_facts.h"
@@ -93,8 +94,9 @@ void assert_device_only(MPI_Comm comm, bool asserted_here) {
   // Whether to agree at all is decided from the WORLD map, alike on every member: a rank without
   // CUDA (a CPU-only node, MCRPMPI_DISABLE_CUDA=1) among ranks with it would otherwise skip the
   // allreduce they enter, and hang them in every MPI_Comm_split_type. Such a communicator, and
-  // any of a Sessions-only program (no map), is never asserted.
-  if (!comm_facts(comm).cuda_everywhere) return;
+  // any of a Sessions-only program (no map), is never asserted. A rank without CUDA knows that
+  // answer without the map (the map says the same to every member).
+  if (!device::cuda_available() || !comm_facts(comm).cuda_everywhere) return;
   int mine = asserted_here ? 1 : 0, all = 0;
   PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
   if (!all || engine_of(comm)) return;
