@@ -14,12 +14,12 @@
 #include "p2p/engine.h"
 #include "runtime/comm_facts.h"
 #include "runtime/config.h"
+#include "runtime/memory_alloc_kinds.h"
 
 namespace mcrp {
 namespace {
 
-constexpr const char* kAssertionKey = "mpi_assert_memory_alloc_kinds";
-constexpr const char* kDeviceOnly = "cuda:device";  // the one value that asserts it
+constexpr const char* kDeviceOnly = "cuda:device";  // the one value of the key that asserts it
 
 std::atomic<int> g_engines{0};  // communicators that ever got one: engine_of's fast path
 
@@ -73,15 +73,12 @@ int current_device() {
 }  // namespace
 
 bool info_asserts_device_only(MPI_Info info) {
-  if (info == MPI_INFO_NULL) return false;
-  char value[256] = "";
-  int flag = 0;
-  if (PMPI_Info_get(info, kAssertionKey, sizeof value - 1, value, &flag) != MPI_SUCCESS || !flag) return false;
-  return std::strcmp(value, kDeviceOnly) == 0;
+  std::string value;
+  return info != MPI_INFO_NULL && info_value(info, kAssertMemoryAllocKindsKey, &value) && value == kDeviceOnly;
 }
 
 int report_device_only_assertion(MPI_Comm comm, MPI_Info info) {
-  return engine_of(comm) ? PMPI_Info_set(info, kAssertionKey, kDeviceOnly) : MPI_SUCCESS;
+  return engine_of(comm) ? PMPI_Info_set(info, kAssertMemoryAllocKindsKey, kDeviceOnly) : MPI_SUCCESS;
 }
 
 bool device_only_everywhere() { return config().p2p_device_only; }

@@ -43,11 +43,7 @@ int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
-  const int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-  if (rc == MPI_SUCCESS) {
-    mcrp::assert_device_only(*newcomm, mcrp::device_only_everywhere() || mcrp::info_asserts_device_only(info));
-  }
-  return rc;
+  return assert_new_with_info(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm, info);
 }
 
 // MPI-4 copies a communicator's info hints to its duplicate, so a duplicate of an asserted

@@ -71,19 +71,6 @@ std::string joined(const std::vector<std::string>& kinds) {
   return text;
 }
 
-// The value of `key` in `info`, and whether it is there.
-bool info_value(MPI_Info info, const char* key, std::string* value) {
-  // A length of 0 asks for the value's size (its terminator included); MPICH 4.0.2 refuses a null value
-  // pointer even then.
-  char unused = '\0';
-  int length = 0, found = 0;
-  if (PMPI_Info_get_string(info, key, &length, &unused, &found) != MPI_SUCCESS || !found) return false;
-  std::vector<char> text(static_cast<std::size_t>(length) + 1, '\0');
-  if (PMPI_Info_get_string(info, key, &length, text.data(), &found) != MPI_SUCCESS || !found) return false;
-  *value = text.data();
-  return true;
-}
-
 // Sessions that asked for kinds. Never destroyed: a session may be finalized from an exit handler
 // (mpi4py's), after this library's static destructors.
 struct SessionRequests {
@@ -96,6 +83,18 @@ SessionRequests& session_requests() {
 }
 
 }  // namespace
+
+bool info_value(MPI_Info info, const char* key, std::string* value) {
+  // A length of 0 asks for the value's size (its terminator included); MPICH 4.0.2 refuses a null value
+  // pointer even then.
+  char unused = '\0';
+  int length = 0, found = 0;
+  if (PMPI_Info_get_string(info, key, &length, &unused, &found) != MPI_SUCCESS || !found) return false;
+  std::vector<char> text(static_cast<std::size_t>(length) + 1, '\0');
+  if (PMPI_Info_get_string(info, key, &length, text.data(), &found) != MPI_SUCCESS || !found) return false;
+  *value = text.data();
+  return true;
+}
 
 std::string with_library_kinds(const char* listed, const char* requested) {
   std::vector<std::string> kinds = kinds_of(listed != nullptr ? listed : "mpi,system");

@@ -18,6 +18,11 @@
 namespace mcrp {
 
 inline constexpr const char* kMemoryAllocKindsKey = "mpi_memory_alloc_kinds";
+// The assertion of the kinds a process uses with one object (p2p/assertion.h reads it).
+inline constexpr const char* kAssertMemoryAllocKindsKey = "mpi_assert_memory_alloc_kinds";
+
+// The value of `key` in `info` (not MPI_INFO_NULL), whatever its length; false when it has none.
+bool info_value(MPI_Info info, const char* key, std::string* value);
 
 // `listed` (the base MPI's answer; null when it gave none, which MPI 4.1 reads as "mpi,system") with
 // "cuda" added, then each kind of `requested` (comma-separated; null for none) that the library
