@@ -156,7 +156,7 @@ int run_persistent_init(const BlockCall& call, const BaseCall& init, OwnedBaseCa
         if (!checked.ok()) return failed(checked);
         if (host_only_process()) {
           const int rc = call_base_unchanged(call, init, request);
-          if (rc == MPI_SUCCESS) register_base_persistent(*request);
+          if (rc == MPI_SUCCESS) register_base_persistent(*request, call.comm);
           return rc;
         }
         // Each start reads copies of the arrays (the caller's may be gone by then); an invalid

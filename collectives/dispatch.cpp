@@ -302,7 +302,7 @@ namespace {
 // MPICH 4.0.2's handling of inactive ones (requests_persistent.h).
 int init_base_persistent(const BaseCall& init, const CollCall& call, MPI_Request* request) {
   const int rc = call_base_init(init, call, request);
-  if (rc == MPI_SUCCESS) register_base_persistent(*request);
+  if (rc == MPI_SUCCESS) register_base_persistent(*request, call.comm);
   return rc;
 }
 

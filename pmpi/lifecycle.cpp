@@ -4,11 +4,13 @@
 // The NCCL communicator hangs off an attribute whose delete callback releases it, so MPI_Comm_free
 // and MPI_Comm_disconnect need nothing for it. MPI_Comm_free, MPI_Type_free and MPI_Op_free put
 // off the base MPI's free of a handle one of the library's requests still uses
-// (runtime/handle_holds.h).
+// (runtime/handle_holds.h); MPI_Comm_disconnect first finishes the library's operations on the
+// communicator (runtime/disconnect.h).
 #include <mpi.h>
 
 #include "collectives/shutdown.h"
 #include "p2p/assertion.h"
+#include "runtime/disconnect.h"
 #include "runtime/handle_holds.h"
 #include "runtime/lifecycle.h"
 #include "runtime/memory_alloc_kinds.h"
@@ -81,7 +83,7 @@ int MPI_Type_free(MPI_Datatype* datatype) { return mcrp::free_datatype(datatype)
 
 int MPI_Op_free(MPI_Op* op) { return mcrp::free_op(op); }
 
-int MPI_Comm_disconnect(MPI_Comm* comm) { return PMPI_Comm_disconnect(comm); }
+int MPI_Comm_disconnect(MPI_Comm* comm) { return mcrp::disconnect_comm(comm); }
 
 // CUDA buffers are supported whatever the base MPI says: the library stages what it cannot route.
 int MPIX_Query_cuda_support(void) { return 1; }

@@ -1,5 +1,6 @@
 #include "runtime/handle_holds.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -118,6 +119,21 @@ void HandleHolds::hold(HandleKind kind, int handle) {
   held_.emplace_back(kind, handle);
 }
 
+bool HandleHolds::forget_disconnected(MPI_Comm comm) {
+  const Key key{HandleKind::comm, comm};
+  const auto mine = std::find(held_.begin(), held_.end(), key);
+  if (mine == held_.end()) return false;
+  held_.erase(mine);
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  const auto it = t.held.find(key);
+  if (it != t.held.end() && --it->second.holds == 0) {
+    t.held.erase(it);  // no base free: the disconnect was it
+    update_count(t);
+  }
+  return true;
+}
+
 void HandleHolds::release() {
   for (const auto& [kind, handle] : held_) {
     bool free_now = false;
@@ -140,6 +156,18 @@ void HandleHolds::release() {
 int free_comm(MPI_Comm* comm) {
   return free_handle(HandleKind::comm, comm, MPI_COMM_NULL, PMPI_Comm_free, "MPI_Comm_free", MPI_ERR_COMM,
                      "the communicator");
+}
+
+int check_not_freed(MPI_Comm comm, const char* call) {
+  if (g_count.load(std::memory_order_acquire) == 0) return MPI_SUCCESS;
+  bool freed = false;
+  {
+    Table& t = table();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    const auto it = t.held.find({HandleKind::comm, comm});
+    freed = it != t.held.end() && it->second.free_pending;
+  }
+  return freed ? freed_twice(call, MPI_ERR_COMM, "the communicator") : MPI_SUCCESS;
 }
 
 int free_datatype(MPI_Datatype* type) {

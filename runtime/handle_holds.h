@@ -16,6 +16,8 @@
 //   library's); an error after a free is raised as the base MPI raises one on a freed communicator.
 // While a handle is held, the library's MPI_Comm_free, MPI_Type_free and MPI_Op_free set the
 // caller's handle to the null handle at once and leave the base MPI's free to the last release.
+// MPI_Comm_disconnect frees a communicator at once whatever holds it: those holds are then dropped
+// without a free of their own (runtime/disconnect.h).
 // The base MPI's own references are not visible through MPI, and MPI_Op has no way to take one
 // (MPI_Type_dup exists, but would change what MPI_Type_get_envelope reports), hence the library's
 // own count. Predefined handles cost nothing: they are never held.
@@ -49,6 +51,11 @@ class HandleHolds {
   void hold_datatype(MPI_Datatype type);
   void hold_op(MPI_Op op);
 
+  // MPI_Comm_disconnect has freed `comm` in the base MPI: drops this hold on it without a free of
+  // its own, so that a new communicator given the same handle is not mistaken for it. True when
+  // `comm` was held here.
+  bool forget_disconnected(MPI_Comm comm);
+
  private:
   void hold(HandleKind kind, int handle);
   void release();
@@ -62,6 +69,9 @@ class HandleHolds {
 int free_comm(MPI_Comm* comm);
 int free_datatype(MPI_Datatype* type);
 int free_op(MPI_Op* op);
+// Before MPI_Comm_disconnect: a held communicator the program has already freed is reported as a
+// second MPI_Comm_free is (MPI_ERR_COMM, raised on MPI_COMM_WORLD); MPI_SUCCESS otherwise.
+int check_not_freed(MPI_Comm comm, const char* call);
 
 }  // namespace mcrp
 

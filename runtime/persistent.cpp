@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "runtime/errors.h"
 #include "runtime/self_comm.h"
@@ -14,9 +15,11 @@ namespace {
 
 struct Persistent {
   PersistentStart start;                 // set when the library runs the operation (device buffers)
-  HandleHolds holds;                     // what `start` passes to the base MPI, valid until the entry goes
   FreeActive on_free = FreeActive::finish;
+  MPI_Comm base_comm = MPI_COMM_NULL;    // a base MPI's own request: its communicator
   std::mutex mutex;                      // the fields below change in any thread that waits on the handle
+  HandleHolds holds;                     // what `start` passes to the base MPI, valid until the entry goes
+  bool disconnected = false;             // `start`'s communicator went with MPI_Comm_disconnect (holds dropped it)
   MPI_Request inner = MPI_REQUEST_NULL;  // the started operation, until it has completed
   MPI_Status status{};                   // the inner request's status, once it has completed
   bool active = false;                   // started, and not yet completed by the base MPI
@@ -55,6 +58,16 @@ class Registry {
     return it == entries_.end() ? nullptr : it->second;
   }
   std::size_t size() const { return size_.load(std::memory_order_acquire); }
+  // Every entry, each given once to `visit` without the registry's lock held.
+  template <typename Visit>
+  void for_each(Visit visit) {
+    std::vector<std::pair<MPI_Request, std::shared_ptr<Persistent>>> entries;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      entries.assign(entries_.begin(), entries_.end());
+    }
+    for (auto& [handle, entry] : entries) visit(handle, *entry);
+  }
   void erase(MPI_Request handle) {
     if (size_.load(std::memory_order_acquire) == 0) return;
     // Destroyed after the lock is released: releasing the entry's holds may free a communicator,
@@ -103,8 +116,11 @@ Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* 
   return {};
 }
 
-void register_base_persistent(MPI_Request request) {
-  if (request != MPI_REQUEST_NULL) registry().add(request, std::make_shared<Persistent>());
+void register_base_persistent(MPI_Request request, MPI_Comm comm) {
+  if (request == MPI_REQUEST_NULL) return;
+  auto entry = std::make_shared<Persistent>();
+  entry->base_comm = comm;
+  registry().add(request, std::move(entry));
 }
 
 int start_request(MPI_Request* request) {
@@ -112,6 +128,10 @@ int start_request(MPI_Request* request) {
   const std::shared_ptr<Persistent> entry = registry().find(*request);
   if (!entry) return PMPI_Start(request);
   std::lock_guard<std::mutex> lock(entry->mutex);
+  if (entry->disconnected) {
+    return raise_error(MPI_COMM_WORLD, "MPI_Start", 0,
+                       Status(MPI_ERR_REQUEST, "the request's communicator was disconnected (MPI_Comm_disconnect)"));
+  }
   if (entry->start) {
     set_empty_status(&entry->status);  // what a round that completes at once reports
     const int rc = entry->start(&entry->inner);
@@ -157,6 +177,17 @@ int free_request(MPI_Request* request) {
     registry().erase(*request);
   }
   return PMPI_Request_free(request);
+}
+
+void comm_disconnected(MPI_Comm comm) {
+  if (registry().size() == 0) return;
+  std::vector<MPI_Request> gone;
+  registry().for_each([comm, &gone](MPI_Request handle, Persistent& entry) {
+    std::lock_guard<std::mutex> lock(entry.mutex);
+    if (entry.start && entry.holds.forget_disconnected(comm)) entry.disconnected = true;
+    if (!entry.start && entry.base_comm == comm) gone.push_back(handle);
+  });
+  for (const MPI_Request handle : gone) registry().erase(handle);
 }
 
 bool is_registered(MPI_Request handle) { return registry().find(handle) != nullptr; }

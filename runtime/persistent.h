@@ -42,8 +42,16 @@ enum class FreeActive {
 // the communicator, datatypes and op its starts use until MPI_Request_free (runtime/handle_holds.h).
 Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* request,
                          FreeActive on_free = FreeActive::finish);
-// Host buffers: remembers a persistent collective request the base MPI made.
-void register_base_persistent(MPI_Request request);
+// Host buffers: remembers a persistent collective request the base MPI made on `comm`.
+void register_base_persistent(MPI_Request request, MPI_Comm comm);
+
+// After MPI_Comm_disconnect of `comm` (MPI 4.1 allows inactive persistent requests on it, to be
+// freed afterwards): a handle the library runs an operation behind drops its hold on `comm`, and
+// MPI_Start of it then fails with MPI_ERR_REQUEST instead of reaching a communicator that is gone
+// (or a new one given the same handle); MPI_Request_free of it still works. The base MPI's own
+// requests on `comm` are forgotten: the base MPI frees them (MPICH since 4.1) and may reuse their
+// handles.
+void comm_disconnected(MPI_Comm comm);
 
 // MPI_Start for any request: starts a registered collective first, then the handle.
 int start_request(MPI_Request* request);

@@ -140,14 +140,25 @@ int wait_all(int count, void** states, double, MPI_Status* status) {
   }
 }
 
-bool freed_requests_in_flight() {
+// Whether an op in flight is one `wanted` picks.
+template <typename Wanted>
+bool in_flight(Wanted wanted) {
   if (g_live_count.load(std::memory_order_acquire) == 0) return false;
   std::lock_guard<std::mutex> lock(g_live_mutex);
   for (const auto& entry : g_live) {
     const Generalized& g = *entry.second;
-    if (g.freed.load(std::memory_order_acquire) && !g.finished.load(std::memory_order_acquire)) return true;
+    if (!g.finished.load(std::memory_order_acquire) && wanted(g)) return true;
   }
   return false;
+}
+
+// Advances the library and the base MPI until no op `wanted` picks is in flight.
+template <typename Wanted>
+void finish_in_flight(Wanted wanted) {
+  while (in_flight(wanted)) {
+    advance_library();  // the ops, and what they may need: protocol engines, NCCL setups
+    drive_mpi_progress();
+  }
 }
 
 }  // namespace
@@ -220,10 +231,11 @@ void advance_live_requests() {
 }
 
 void finish_freed_requests() {
-  while (freed_requests_in_flight()) {
-    advance_library();  // the freed ops, and what they may need: protocol engines, NCCL setups
-    drive_mpi_progress();
-  }
+  finish_in_flight([](const Generalized& g) { return g.freed.load(std::memory_order_acquire); });
+}
+
+void finish_requests_on(MPI_Comm comm) {
+  finish_in_flight([comm](const Generalized& g) { return g.comm == comm; });
 }
 
 }  // namespace mcrp

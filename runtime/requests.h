@@ -62,4 +62,9 @@ void advance_live_requests();
 // not do its part (as an active send or receive would in the base MPI).
 void finish_freed_requests();
 
+// Advances the library until every op started on `comm` has finished, those freed while active
+// included: for MPI_Comm_disconnect, which waits for them (MPI 4.1, 12.10.4), and after which the
+// communicator, its NCCL communicator and its protocol engine are gone.
+void finish_requests_on(MPI_Comm comm);
+
 }  // namespace mcrp
