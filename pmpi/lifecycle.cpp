@@ -57,6 +57,7 @@ int MPI_Finalize(void) {
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session) {
   const int rc = PMPI_Session_init(info, errhandler, session);
   if (rc == MPI_SUCCESS) {
+    mcrp::on_session_initialized();
     mcrp::session_opened();
     mcrp::remember_session_request(*session, info);
   }

@@ -11,6 +11,7 @@ struct Config {
   // buffers are checked against their allocations, host buffers for being mapped (runtime/memory_checks.h)
   bool verify = false;
   // MCRPMPI_SHOW_BASE_MPI=1 (or MCRPMPI_DEBUG=1): rank 0 names the base MPI it bound at MPI_Init
+  // (a Sessions-only program: each process, at its first MPI_Session_init)
   bool show_base_mpi = false;
   // MCRPMPI_NCCL_INLINE_LAUNCH=1: blocking NCCL communicators whose launches run on the caller
   // (runtime/nccl_comm.h); honoured only while NCCL connects at setup (runtime/nccl_api.h)

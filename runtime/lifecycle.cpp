@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include "runtime/base_mpi.h"
 #include "runtime/config.h"
@@ -21,11 +22,21 @@
 
 namespace mcrp {
 
+namespace {
+
+std::once_flag g_base_mpi_named;
+
+void name_base_mpi() {
+  std::call_once(g_base_mpi_named, [] { std::fprintf(stderr, "%s\n", base_mpi_report().c_str()); });
+}
+
+}  // namespace
+
 void on_initialized() {
   if (config().show_base_mpi) {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) std::fprintf(stderr, "%s\n", base_mpi_report().c_str());
+    if (rank == 0) name_base_mpi();
   }
   tuning::initialize(MPI_COMM_WORLD);  // env overrides + the tuning file, identical on every rank
   // Whether this process has CUDA and can use NCCL is part of the WORLD map, so that choosing NCCL
@@ -38,6 +49,12 @@ void on_initialized() {
     const int device = device::nearest_gpu(local_rank);
     if (device >= 0) cudaSetDevice(device);
   }
+}
+
+void on_session_initialized() {
+  // A Sessions-only program never calls MPI_Init, and has no rank before it makes a communicator:
+  // each process names the base MPI, once (the world model's rank 0 did, if it came first).
+  if (config().show_base_mpi) name_base_mpi();
 }
 
 void before_finalize() {
