@@ -1,5 +1,6 @@
 """What every Python test shares: skipping with ctest's skip code, comparing against computed
 references, and one verdict agreed by all ranks (so a failure on one rank fails every rank)."""
+import ctypes
 import os
 import sys
 
@@ -21,6 +22,11 @@ def import_mpi():
     except ImportError as error:
         skip(f"mpi4py not importable ({error}); run scripts/setup-python.sh")
     return MPI
+
+
+def library_loaded():
+    """Whether libmcrpmpi.so is in the process (preloaded or linked: its symbols are global)."""
+    return hasattr(ctypes.CDLL(None), "mcrpmpi_held_handle_count")
 
 
 def deterministic_data(rank, n, dtype, salt=0):

@@ -1,7 +1,7 @@
 """Point-to-point through mpi4py on every array kind (issue 10): Send/Recv, Isend/Irecv, Sendrecv,
-Sendrecv_replace, Probe then receive by the probed size, persistent Send_init/Recv_init, and the
+Sendrecv_replace, Probe then receive by the probed size, persistent Send_init/Recv_init, the
 lowercase (pickle) send/recv of objects holding arrays, in a ring, checked against NumPy
-references. mpi4py 4 calls the large-count symbols (MPI_Send_c, ...), so those are exercised.
+references; then Disconnect with a freed send and an inactive persistent request. mpi4py 4 calls the large-count symbols (MPI_Send_c, ...), so those are exercised.
 
     mpiexec -n 3 python p2p_buffers.py [--backend numpy|cupy|torch|fake] [--sizes 0,1,1024]
 """
@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from array_backends import make_backend
-from harness import Checker, deterministic_data, import_mpi
+from harness import Checker, deterministic_data, import_mpi, library_loaded
 
 SENTINEL = 42
 
@@ -110,6 +110,53 @@ def run(MPI, comm, be, check, sizes, dtypes):
                repr(got))
 
 
+def disconnect(MPI, be, check):
+    """comm.Disconnect() (MPI 4.1, 12.10.4): a send freed while active finishes within it, and an
+    inactive persistent request may stay on the communicator, to be freed afterwards. The persistent
+    part needs the library (MPICH 4.0.2 alone never returns from that disconnect: README "Base-MPI
+    defects"); so do host sends past the eager size, which MPICH 4.0.2's disconnect does not wait
+    for (sizes above 8 elements only on device arrays, which the library moves itself)."""
+    world = MPI.COMM_WORLD
+    rank, size = world.Get_rank(), world.Get_size()
+    right, left = (rank + 1) % size, (rank - 1) % size
+    for n in (8, 262144) if be.on_device else (8,):
+        label = f"[disconnect n={n} ranks={size}]"
+        comm = world.Dup()
+        out = be.from_numpy(deterministic_data(rank, n, "int32", salt=2))
+        recv = be.full(n, "int32", SENTINEL)
+        be.synchronize()
+        receive = comm.Irecv([recv, n, MPI.INT], source=left, tag=4)
+        send = comm.Isend([out, n, MPI.INT], dest=right, tag=4)
+        receive.Wait()
+        send.Free()
+        comm.Disconnect()
+        check.true(f"Disconnect sets the handle to COMM_NULL {label}", comm == MPI.COMM_NULL)
+        check.equal(f"Isend freed before Disconnect {label}", be.to_numpy(recv),
+                    deterministic_data(left, n, "int32", salt=2))
+        del out  # its memory goes: the disconnect has waited for the send
+    if not library_loaded():
+        return
+    comm = world.Dup()
+    mine = be.from_numpy(np.array([rank], dtype="int32"))
+    everyone = be.full(size, "int32", SENTINEL)
+    be.synchronize()
+    request = comm.Allgather_init([mine, 1, MPI.INT], [everyone, 1, MPI.INT])
+    request.Start()
+    request.Wait()
+    check.equal("persistent allgather before Disconnect", be.to_numpy(everyone), np.arange(size, dtype="int32"))
+    comm.Disconnect()
+    world.Set_errhandler(MPI.ERRORS_RETURN)
+    try:
+        request.Start()
+        error_class = MPI.SUCCESS
+    except MPI.Exception as error:
+        error_class = error.Get_error_class()
+    world.Set_errhandler(MPI.ERRORS_ARE_FATAL)
+    check.true("Start after Disconnect fails with ERR_REQUEST", error_class == MPI.ERR_REQUEST, f"class {error_class}")
+    request.Free()
+    check.true("Free after Disconnect", request == MPI.REQUEST_NULL)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", default="numpy")
@@ -121,6 +168,7 @@ def main():
     comm = MPI.COMM_WORLD
     check = Checker(f"p2p_buffers --backend {args.backend}", comm)
     run(MPI, comm, be, check, [int(s) for s in args.sizes.split(",")], args.dtypes.split(","))
+    disconnect(MPI, be, check)
     sys.exit(check.finish())
 
 
