@@ -65,8 +65,11 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* sess
 }
 
 int MPI_Session_finalize(MPI_Session* session) {
-  mcrp::tear_down_retired_when_quiet();  // released NCCL communicators, if nothing is in flight
   const MPI_Session closing = session != nullptr ? *session : MPI_SESSION_NULL;
+  // The last of a Sessions-only program's sessions ends MPI as MPI_Finalize does: operations the
+  // application freed while active complete first, since nothing after it could deliver them.
+  if (closing != MPI_SESSION_NULL && mcrp::last_session_closing()) mcrp::finish_freed_requests();
+  mcrp::tear_down_retired_when_quiet();  // released NCCL communicators, if nothing is in flight
   if (closing != MPI_SESSION_NULL) mcrp::session_closing();
   const int rc = PMPI_Session_finalize(session);
   if (rc == MPI_SUCCESS && closing != MPI_SESSION_NULL) mcrp::forget_session_request(closing);

@@ -33,6 +33,7 @@ void name_base_mpi() {
 }  // namespace
 
 void on_initialized() {
+  world_model_opened();
   if (config().show_base_mpi) {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);

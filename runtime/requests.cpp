@@ -230,6 +230,15 @@ void advance_live_requests() {
   advancing = false;
 }
 
+void note_freed(MPI_Request handle) {
+  if (g_live_count.load(std::memory_order_acquire) == 0 || handle == MPI_REQUEST_NULL) return;
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  for (const auto& entry : g_live) {
+    Generalized& g = *entry.second;
+    if (g.handle == handle && !g.finished.load(std::memory_order_acquire)) g.freed.store(true, std::memory_order_release);
+  }
+}
+
 void finish_freed_requests() {
   finish_in_flight([](const Generalized& g) { return g.freed.load(std::memory_order_acquire); });
 }

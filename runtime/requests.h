@@ -7,7 +7,8 @@
 //
 // MPI_Request_free on an active request (legal for point-to-point) leaves the op to the library,
 // which finishes it from its own progress (every poll and wait of the library), then completes and
-// drops the request; MPI_Finalize finishes what is left (finish_freed_requests), since a program may
+// drops the request; MPI_Finalize (or a Sessions-only program's last MPI_Session_finalize) finishes
+// what is left (finish_freed_requests), since a program may
 // make only host calls after the free, which advance nothing of the library. MPI_Cancel reaches the op, which may withdraw (a receive not yet matched).
 #pragma once
 #include <mpi.h>
@@ -57,8 +58,16 @@ Status start_completed(MPI_Request* request);
 // (one atomic load when there are none).
 void advance_live_requests();
 
+// MPI_Request_free of `handle`, before the base MPI's: a library op still in flight behind it is
+// marked freed. MPICH 4.0.2 calls the generalized request's free function at once and so marks it
+// too; the mpich 5 wheel and Intel MPI call it only once the request has completed, which left such
+// an op unmarked, unfinished by finish_freed_requests (a Sessions-only program's freed device
+// receive then never delivered). One atomic load when no op is in flight.
+void note_freed(MPI_Request handle);
+
 // Advances the library until every op whose request the application freed while active has
-// finished: for MPI_Finalize, after which nothing could deliver them. Blocks as long as a peer does
+// finished: for MPI_Finalize (and the last MPI_Session_finalize of a Sessions-only program), after
+// which nothing could deliver them. Blocks as long as a peer does
 // not do its part (as an active send or receive would in the base MPI).
 void finish_freed_requests();
 

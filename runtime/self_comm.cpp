@@ -14,6 +14,9 @@ MPI_Comm g_comm = MPI_COMM_NULL;
 std::atomic<Origin> g_origin{Origin::none};  // written under g_mutex, read without it
 MPI_Session g_session = MPI_SESSION_NULL;
 int g_open_sessions = 0;  // the application's, under g_mutex
+// The application's own MPI_Init(_thread) has returned and its MPI_Finalize not begun. Not
+// MPI_Initialized: Intel MPI 2021 answers 1 in a Sessions-only program.
+std::atomic<bool> g_world_open{false};
 
 bool world_model_active() {
   int initialized = 0, finalized = 0;
@@ -85,7 +88,15 @@ void session_closing() {
   if (g_open_sessions == 0 && g_origin == Origin::session) release_locked();
 }
 
+bool last_session_closing() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_open_sessions == 1 && !g_world_open.load(std::memory_order_acquire);
+}
+
+void world_model_opened() { g_world_open.store(true, std::memory_order_release); }
+
 void release_world_self_comm() {
+  g_world_open.store(false, std::memory_order_release);
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_origin == Origin::world) release_locked();
 }

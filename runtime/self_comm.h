@@ -21,7 +21,13 @@ MPI_Comm world_self_comm_for_progress();
 // The MPI_Session_init and MPI_Session_finalize wrappers call these around the base MPI.
 void session_opened();
 void session_closing();  // before the base MPI finalizes the application's session
+// Whether the session about to be finalized is the application's last and the application's world
+// model is not open (never initialized, or finalized already): after it nothing of MPI remains to
+// advance the library's operations.
+bool last_session_closing();
 
+// After the application's MPI_Init(_thread).
+void world_model_opened();
 // At MPI_Finalize, before the base MPI's: the duplicate of MPI_COMM_SELF goes (sessions still open
 // get one of their own at the next need).
 void release_world_self_comm();
