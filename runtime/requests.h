@@ -8,8 +8,9 @@
 // MPI_Request_free on an active request (legal for point-to-point) leaves the op to the library,
 // which finishes it from its own progress (every poll and wait of the library), then completes and
 // drops the request; MPI_Finalize (or a Sessions-only program's last MPI_Session_finalize) finishes
-// what is left (finish_freed_requests), since a program may
-// make only host calls after the free, which advance nothing of the library. MPI_Cancel reaches the op, which may withdraw (a receive not yet matched).
+// what is left (finish_freed_requests), since a program may make only host calls after the free,
+// which advance nothing of the library. MPI_Cancel reaches the op, which may withdraw (a receive
+// not yet matched).
 #pragma once
 #include <mpi.h>
 
@@ -67,8 +68,8 @@ void note_freed(MPI_Request handle);
 
 // Advances the library until every op whose request the application freed while active has
 // finished: for MPI_Finalize (and the last MPI_Session_finalize of a Sessions-only program), after
-// which nothing could deliver them. Blocks as long as a peer does
-// not do its part (as an active send or receive would in the base MPI).
+// which nothing could deliver them. Blocks as long as a peer does not do its part (as an active send
+// or receive would in the base MPI).
 void finish_freed_requests();
 
 // Advances the library until every op started on `comm` has finished, those freed while active
