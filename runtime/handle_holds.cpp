@@ -46,11 +46,14 @@ int base_free(HandleKind kind, int handle) {
   return MPI_ERR_INTERN;
 }
 
-bool is_held(HandleKind kind, int handle) {
-  if (g_count.load(std::memory_order_acquire) == 0) return false;
+enum class HeldState { none, held, free_pending };
+HeldState held_state(HandleKind kind, int handle) {
+  if (g_count.load(std::memory_order_acquire) == 0) return HeldState::none;
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
-  return t.held.count({kind, handle}) != 0;
+  const auto it = t.held.find({kind, handle});
+  if (it == t.held.end()) return HeldState::none;
+  return it->second.free_pending ? HeldState::free_pending : HeldState::held;
 }
 
 // What a free of `*handle` does: the base MPI's now, or nothing now (held: the last release frees it).
@@ -159,21 +162,15 @@ int free_comm(MPI_Comm* comm) {
 }
 
 int check_not_freed(MPI_Comm comm, const char* call) {
-  if (g_count.load(std::memory_order_acquire) == 0) return MPI_SUCCESS;
-  bool freed = false;
-  {
-    Table& t = table();
-    std::lock_guard<std::mutex> lock(t.mutex);
-    const auto it = t.held.find({HandleKind::comm, comm});
-    freed = it != t.held.end() && it->second.free_pending;
-  }
-  return freed ? freed_twice(call, MPI_ERR_COMM, "the communicator") : MPI_SUCCESS;
+  return held_state(HandleKind::comm, comm) == HeldState::free_pending
+             ? freed_twice(call, MPI_ERR_COMM, "the communicator")
+             : MPI_SUCCESS;
 }
 
 int free_datatype(MPI_Datatype* type) {
   // A predefined datatype stored apart from the builtin ones (MPI_FLOAT_INT and the other pair
   // types) may be held; freeing it is the base MPI's error to report.
-  if (type != nullptr && is_held(HandleKind::datatype, *type)) {
+  if (type != nullptr && held_state(HandleKind::datatype, *type) != HeldState::none) {
     int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
     PMPI_Type_get_envelope(*type, &integers, &addresses, &datatypes, &combiner);
     if (combiner == MPI_COMBINER_NAMED) return PMPI_Type_free(type);

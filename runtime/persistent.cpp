@@ -189,9 +189,12 @@ int free_request(MPI_Request* request) {
     // complete at once: completed here, so that the base MPI frees an inactive request. The mpich
     // 5.0.2 and Intel MPI 2021.18 wheels crash in the next MPI_Start of such a request after one
     // was freed while active (test_p2p_requests --section free-persistent).
-    if (entry) complete_placeholder(*request, *entry);
-    registry().erase(*request);
-    note_freed(*request);
+    if (entry) {
+      complete_placeholder(*request, *entry);
+      registry().erase(*request);
+    } else {
+      note_freed(*request);  // a library operation's own request, perhaps
+    }
   }
   return PMPI_Request_free(request);
 }

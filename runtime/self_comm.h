@@ -28,8 +28,8 @@ bool last_session_closing();
 
 // After the application's MPI_Init(_thread).
 void world_model_opened();
-// At MPI_Finalize, before the base MPI's: the duplicate of MPI_COMM_SELF goes (sessions still open
-// get one of their own at the next need).
+// At MPI_Finalize, before the base MPI's: the application's world model counts as closed, and the
+// duplicate of MPI_COMM_SELF goes (sessions still open get one of their own at the next need).
 void release_world_self_comm();
 
 }  // namespace mcrp
