@@ -120,6 +120,23 @@ cudaEvent_t fake_event_create() { return reinterpret_cast<cudaEvent_t>(new FakeE
 
 void fake_event_destroy(cudaEvent_t event) { delete reinterpret_cast<FakeEvent*>(event); }
 
+namespace {
+std::atomic<void (*)()> g_context_enter{nullptr};
+std::atomic<void (*)()> g_context_leave{nullptr};
+}  // namespace
+
+namespace fake_detail {
+std::atomic<bool> g_context_gated{false};
+void enter_context() { g_context_enter.load(std::memory_order_acquire)(); }
+void leave_context() { g_context_leave.load(std::memory_order_acquire)(); }
+}  // namespace fake_detail
+
+void set_fake_context_gate(void (*enter)(), void (*leave)()) {
+  g_context_enter.store(enter, std::memory_order_release);
+  g_context_leave.store(leave, std::memory_order_release);
+  fake_detail::g_context_gated.store(true, std::memory_order_release);
+}
+
 void fake_event_record(cudaEvent_t event, cudaStream_t stream) {
   auto* fake = reinterpret_cast<FakeEvent*>(event);
   if (std::uint64_t (*mark)(cudaStream_t) = g_stream_mark.load(std::memory_order_acquire)) {

@@ -38,6 +38,9 @@ namespace fake_detail {
 extern const bool g_async;  // read once, when the library is loaded
 extern std::atomic<bool> g_late_kernels;   // set_fake_stream_marks has run
 extern std::atomic<bool> g_pageable_waits; // set_fake_stream_wait has run
+extern std::atomic<bool> g_context_gated;  // set_fake_context_gate has run
+void enter_context();
+void leave_context();
 }
 inline bool fake_device_async() { return fake_detail::g_async; }
 // Runs `copy` now, or (async) queues it; with late kernels, a copy on a stream whose NCCL work is
@@ -86,6 +89,26 @@ inline void fake_pageable_copy_waits(const void* to, const void* from, cudaStrea
   if (fake_detail::g_pageable_waits.load(std::memory_order_acquire)) fake_pageable_copy_waits_hooked(to, from, stream);
 }
 void set_fake_stream_wait(void (*wait_for_stream)(cudaStream_t));
+// Every CUDA call takes the context's lock, which a device synchronization (cudaFree) holds until
+// the kernels in flight are done: an event record made meanwhile waits, as cuEventRecord did behind
+// another thread's cudaFree on the H200 (p2p/engine.cpp, the acceptance). A fake NCCL plays it
+// through the pair it installs (its device model's launch gate); without one, records never wait.
+void set_fake_context_gate(void (*enter)(), void (*leave)());
+// Held for the length of such a call. Inline: without a gate (no fake NCCL) one load and a branch.
+class FakeCudaCall {
+ public:
+  FakeCudaCall() : gated_(fake_detail::g_context_gated.load(std::memory_order_acquire)) {
+    if (gated_) fake_detail::enter_context();
+  }
+  ~FakeCudaCall() {
+    if (gated_) fake_detail::leave_context();
+  }
+  FakeCudaCall(const FakeCudaCall&) = delete;
+  FakeCudaCall& operator=(const FakeCudaCall&) = delete;
+
+ private:
+  bool gated_;
+};
 // A fake NCCL whose launches return before their work is done (its MCRPMPI_FAKE_NCCL_LATE) gives
 // each stream's NCCL work a mark: events recorded from then on complete when the work before their
 // mark is done, and fake_stream_busy reports a stream whose work is not.

@@ -152,6 +152,7 @@ Status copy_rows_async(void* to, std::size_t to_pitch, const void* from, std::si
 Status record_event(cudaStream_t stream, Event& event) {
   if (!event) MCRP_TRY(create_event(event));
   if (fake_device()) {
+    const FakeCudaCall call;
     if (event.get() != fake_event_token()) fake_event_record(event.get(), stream);
     return {};
   }

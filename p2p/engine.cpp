@@ -302,9 +302,16 @@ Status Engine::handle(int from, const wire::Control& m) {
         send_control(from, wire::ControlType::reject, m.a);
         return {};
       }
+      // The acceptance goes out before the launch: the proposer launches its half on it, and this
+      // rank's half may sit in the launch a while. A launch on a blocking NCCL communicator makes
+      // CUDA calls on this thread after the group's kernel is out (its completion event), and
+      // another thread's cudaFree holds CUDA's context lock until that kernel ends -- which takes
+      // the proposer's half. Launch first, and the acceptance waited for the kernel that waited for
+      // it (test_p2p --threads on the H200, 2026-11-27: one thread's cudaFree, the other in
+      // cudaEventRecord after ncclGroupEnd's launch, the peer polling for the acceptance).
       // The proposer's sends to me are my receives, and the reverse.
-      const Status launched = launch_group(from, m.c, m.b);
       send_control(from, wire::ControlType::accept, m.a);
+      const Status launched = launch_group(from, m.c, m.b);
       return launched.ok() ? launched : finish_group(launched);
     }
     case wire::ControlType::accept:

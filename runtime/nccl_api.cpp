@@ -86,6 +86,11 @@ Loaded load() {
     if (void* wait = dlsym(library, "mcrpmpi_fake_nccl_wait_for_stream")) {
       device::set_fake_stream_wait(reinterpret_cast<void (*)(cudaStream_t)>(wait));
     }
+    void* enter = dlsym(library, "mcrpmpi_fake_nccl_enter_context");
+    void* leave = dlsym(library, "mcrpmpi_fake_nccl_leave_context");
+    if (enter != nullptr && leave != nullptr) {
+      device::set_fake_context_gate(reinterpret_cast<void (*)()>(enter), reinterpret_cast<void (*)()>(leave));
+    }
     // One whose launches return before their work is done: events on its streams say when it is.
     auto* late = reinterpret_cast<int (*)()>(dlsym(library, "mcrpmpi_fake_nccl_late_kernels"));
     void* mark = dlsym(library, "mcrpmpi_fake_nccl_stream_mark");
@@ -115,6 +120,7 @@ bool nccl_inline_launch() {
     if (!config().nccl_inline_launch || nccl_api() == nullptr) return false;
     const char* connect = std::getenv("NCCL_RUNTIME_CONNECT");
     if (connect != nullptr && std::strcmp(connect, "0") == 0) return true;
+    if (!config().nccl_inline_launch_asked) return false;  // the default gives way without a word
     std::fprintf(stderr, "mcrpmpi: MCRPMPI_NCCL_INLINE_LAUNCH ignored: NCCL_RUNTIME_CONNECT=%s makes NCCL connect at the "
                  "first launch, which would wait for peers on the caller; nonblocking communicators are used\n",
                  connect != nullptr ? connect : "");

@@ -44,6 +44,9 @@ void remove(Comm* comm) {
 Launch::Launch() { g_context_lock.lock_shared(); }
 Launch::~Launch() { g_context_lock.unlock_shared(); }
 
+void enter_context() { g_context_lock.lock_shared(); }
+void leave_context() { g_context_lock.unlock_shared(); }
+
 void synchronize_device() {
   std::unique_lock<std::shared_mutex> context(g_context_lock);
   while (!everything_idle()) usleep(100);

@@ -41,6 +41,11 @@ class Launch {
   Launch& operator=(const Launch&) = delete;
 };
 
+// What any other CUDA call holds while it runs (the context's lock, shared): the library's fake
+// event records. Waits while a device synchronization holds it.
+void enter_context();
+void leave_context();
+
 // The device synchronization of ncclCommDestroy (and of the library's own frees and pinned
 // allocations on the fake device, mcrpmpi_fake_nccl_wait_for_kernels): returns when no communicator
 // has work in flight, having kept every launch out meanwhile.

@@ -186,6 +186,12 @@ extern "C" void mcrpmpi_fake_nccl_wait_for_stream(cudaStream_t stream) {
   fake_nccl::device_model::wait_for_stream(stream);
 }
 
+// Not NCCL's: a CUDA call of the library's fake device (an event record) enters the context as a
+// launch does, so it waits while a device synchronization holds it (device/fake_device.h,
+// set_fake_context_gate).
+extern "C" void mcrpmpi_fake_nccl_enter_context() { fake_nccl::device_model::enter_context(); }
+extern "C" void mcrpmpi_fake_nccl_leave_context() { fake_nccl::device_model::leave_context(); }
+
 // Late kernels (MCRPMPI_FAKE_NCCL_LATE, fake_comm.h): the fake device's events on an NCCL
 // communicator's stream complete when the work launched on it before them is done. The library
 // uses these two only when mcrpmpi_fake_nccl_late_kernels() says so.
