@@ -21,7 +21,10 @@ Config read_config() {
   c.verify = flag("MCRPMPI_VERIFY");
   c.show_base_mpi = flag("MCRPMPI_SHOW_BASE_MPI") || c.debug;
   c.p2p_device_only = flag("MCRPMPI_P2P_DEVICE_ONLY");
-  c.nccl_inline_launch = flag("MCRPMPI_NCCL_INLINE_LAUNCH");
+  // On unless set to 0: blocking communicators cost what raw NCCL costs (the H200, 2026-11-27).
+  const char* inline_launch = std::getenv("MCRPMPI_NCCL_INLINE_LAUNCH");
+  c.nccl_inline_launch_asked = inline_launch != nullptr && inline_launch[0] != '\0';
+  c.nccl_inline_launch = !c.nccl_inline_launch_asked || flag("MCRPMPI_NCCL_INLINE_LAUNCH");
   const char* polling = std::getenv("MCRPMPI_POLLING_COLLECTIVES");
   c.polling_collectives = polling != nullptr && polling[0] != '\0' ? flag("MCRPMPI_POLLING_COLLECTIVES")
                                                                     : c.p2p_device_only;

@@ -13,9 +13,11 @@ struct Config {
   // MCRPMPI_SHOW_BASE_MPI=1 (or MCRPMPI_DEBUG=1): rank 0 names the base MPI it bound at MPI_Init
   // (a Sessions-only program: each process, at its first MPI_Session_init)
   bool show_base_mpi = false;
-  // MCRPMPI_NCCL_INLINE_LAUNCH=1: blocking NCCL communicators whose launches run on the caller
-  // (runtime/nccl_comm.h); honoured only while NCCL connects at setup (runtime/nccl_api.h)
-  bool nccl_inline_launch = false;
+  // MCRPMPI_NCCL_INLINE_LAUNCH (default 1; 0 turns it off): blocking NCCL communicators whose
+  // launches run on the caller (runtime/nccl_comm.h); honoured only while NCCL connects at setup
+  // (runtime/nccl_api.h). `asked`: the variable is set, so a refusal is worth a message.
+  bool nccl_inline_launch = true;
+  bool nccl_inline_launch_asked = false;
   double nccl_timeout_s = 600;  // MCRPMPI_NCCL_TIMEOUT: seconds before a stuck NCCL op is aborted (0: never)
   // MCRPMPI_P2P_DEVICE_ONLY=1: every communicator's point-to-point is asserted device-only
   // (p2p/assertion.h).

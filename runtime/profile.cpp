@@ -48,15 +48,21 @@ std::vector<RowBlock*>& registered_blocks() {
   return blocks;
 }
 
-constexpr int kValues = 2 + kStepCount;  // calls, total, steps: per row and form
+// Per row and form: calls, total, steps, then whether there was a first call (0 or 1), its total and
+// its steps.
+constexpr int kValues = 2 * (2 + kStepCount);
 
 void collect(RowBlock& block, std::vector<unsigned long long>* out) {
   for (int row = 0; row < block.rows(); ++row) {
     for (int form = 0; form < kFormCount; ++form) {
       const Tally& t = block.tally(row, static_cast<Form>(form));
-      out->push_back(t.calls.load(std::memory_order_relaxed));
+      const std::uint64_t calls = t.calls.load(std::memory_order_relaxed);
+      out->push_back(calls);
       out->push_back(t.total_ns.load(std::memory_order_relaxed));
       for (const auto& step : t.step_ns) out->push_back(step.load(std::memory_order_relaxed));
+      out->push_back(calls > 0 ? 1 : 0);
+      out->push_back(t.first_total_ns.load(std::memory_order_relaxed));
+      for (const auto& step : t.first_step_ns) out->push_back(step.load(std::memory_order_relaxed));
     }
   }
 }
@@ -64,28 +70,36 @@ void collect(RowBlock& block, std::vector<unsigned long long>* out) {
 void print_header(int ranks) {
   std::fprintf(stderr,
                "# mcrpmpi profile (MCRPMPI_PROFILE=1), %d ranks: calls summed over ranks; times are mean "
-               "microseconds per call over all ranks' calls\n"
+               "microseconds per call over all ranks' calls but each rank's first of the row (one-time costs: "
+               "`first` is their mean; rows of one call a rank show those calls)\n"
                "# steps are exclusive; other = total - steps (untimed glue); own = total - launch - wait (the "
                "library's own CPU time, NCCL's launch calls and the waits left out)\n",
                ranks);
-  std::fprintf(stderr, "# %-24s %-8s %-11s %10s %10s", "operation", "form", "path", "calls", "total");
+  std::fprintf(stderr, "# %-24s %-8s %-11s %10s %10s %10s", "operation", "form", "path", "calls", "first", "total");
   for (int s = 0; s < kStepCount; ++s) std::fprintf(stderr, " %10s", step_name(static_cast<Step>(s)));
   std::fprintf(stderr, " %10s %10s\n", "other", "own");
 }
 
-// One row: `cell` holds calls, total and the steps, summed over ranks.
+// One row: `cell` holds (collect) the sums over ranks of calls, total and steps, then of the ranks'
+// first calls. Value `i` (0 total, 1 + step) as a mean in us over the calls after the first ones, or
+// over the first ones when there are no others.
 void print_row(const char* operation, const char* path, Form form, const unsigned long long* cell) {
-  const double calls = static_cast<double>(cell[0]);
-  const double total = static_cast<double>(cell[1]) / calls * 1e-3;
+  const unsigned long long* first = cell + 2 + kStepCount;
+  const unsigned long long firsts = first[0];
+  const unsigned long long later = cell[0] - firsts;
+  auto mean = [&](int i) {
+    if (later == 0) return static_cast<double>(first[1 + i]) / static_cast<double>(firsts) * 1e-3;
+    return static_cast<double>(cell[1 + i] - first[1 + i]) / static_cast<double>(later) * 1e-3;
+  };
+  const double total = mean(0);
   double steps = 0;
-  std::fprintf(stderr, "  %-24s %-8s %-11s %10llu %10.3f", operation, form == Form::blocking ? "blocking" : "start",
-               path, cell[0], total);
+  std::fprintf(stderr, "  %-24s %-8s %-11s %10llu %10.3f %10.3f", operation, form == Form::blocking ? "blocking" : "start",
+               path, cell[0], static_cast<double>(first[1]) / static_cast<double>(firsts) * 1e-3, total);
   for (int s = 0; s < kStepCount; ++s) {
-    const double mean = static_cast<double>(cell[2 + s]) / calls * 1e-3;
-    steps += mean;
-    std::fprintf(stderr, " %10.3f", mean);
+    steps += mean(1 + s);
+    std::fprintf(stderr, " %10.3f", mean(1 + s));
   }
-  auto step_mean = [&](Step s) { return static_cast<double>(cell[2 + static_cast<int>(s)]) / calls * 1e-3; };
+  auto step_mean = [&](Step s) { return mean(1 + static_cast<int>(s)); };
   std::fprintf(stderr, " %10.3f %10.3f\n", total - steps, total - step_mean(Step::launch) - step_mean(Step::wait));
 }
 
@@ -120,9 +134,12 @@ void CallTimer::end() {
   const std::uint64_t now = t.switch_step(-1);
   t.active = false;
   if (t.row == nullptr) return;
-  t.row->calls.fetch_add(1, std::memory_order_relaxed);
+  const bool first = t.row->calls.fetch_add(1, std::memory_order_relaxed) == 0;
   t.row->total_ns.fetch_add(now - t.started, std::memory_order_relaxed);
   for (int s = 0; s < kStepCount; ++s) t.row->step_ns[s].fetch_add(t.step_ns[s], std::memory_order_relaxed);
+  if (!first) return;
+  t.row->first_total_ns.store(now - t.started, std::memory_order_relaxed);
+  for (int s = 0; s < kStepCount; ++s) t.row->first_step_ns[s].store(t.step_ns[s], std::memory_order_relaxed);
 }
 
 void charge(RowBlock& block, int row) {

@@ -47,6 +47,11 @@ struct Tally {
   std::atomic<std::uint64_t> calls{0};
   std::atomic<std::uint64_t> total_ns{0};
   std::atomic<std::uint64_t> step_ns[kStepCount] = {};
+  // The process's first call of the row, also in the sums above: the report leaves it out of the
+  // means, since it pays one-time costs (an NCCL communicator's setup: about a second on the H200,
+  // which made the mean of 11,000 calls 136 us where the benchmark read 42).
+  std::atomic<std::uint64_t> first_total_ns{0};
+  std::atomic<std::uint64_t> first_step_ns[kStepCount] = {};
 };
 
 // The rows one layer reports (collectives: collective x path; point-to-point: operation x path),

@@ -3,8 +3,8 @@
 
 Runs tests/cost/device_call_loop on 2 ranks under callgrind at two iteration counts, with buffers in
 the library's fake device: with the fake NCCL loaded (the NCCL path: the direct blocking launch)
-once on nonblocking NCCL communicators (the default) and once on blocking ones
-(MCRPMPI_NCCL_INLINE_LAUNCH=1, the same budget), and once without the fake NCCL (the staged path).
+once on blocking NCCL communicators (the default since 2026-11-27) and once on nonblocking ones
+(MCRPMPI_NCCL_INLINE_LAUNCH=0, the same budget), and once without the fake NCCL (the staged path).
 It prints rank 0's instructions per call: everything
 the calling thread executes inside the MPI entry points (the library, the C and C++ runtimes it
 calls, its queries of the base MPI), less what it cannot help:
@@ -43,8 +43,8 @@ def run(args, family, iterations, workdir):
         # tokens): the budgets were set with it, and its late-kernel model allocates an event
         # object per event, which is the fake's cost, not the library's.
         command += ["-genv", "MCRPMPI_NCCL_LIBRARY", args.fake_nccl, "-genv", "MCRPMPI_FAKE_NCCL_LATE", "0"]
-    if family == "nccl-inline":
-        command += ["-genv", "MCRPMPI_NCCL_INLINE_LAUNCH", "1"]
+    if family == "nccl-nb":
+        command += ["-genv", "MCRPMPI_NCCL_INLINE_LAUNCH", "0"]
     command += ["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={prefix}.%q{{PMI_RANK}}"]
     command += [f"--toggle-collect={name}" for name in ENTRY_POINTS + NOT_COLLECTED]
     command += [args.program, str(iterations)]
@@ -113,7 +113,7 @@ def main():
           f"rank 0's calling thread, waits not collected ({', '.join(NOT_COLLECTED)})")
     within = True
     with tempfile.TemporaryDirectory(prefix="mcrpmpi-device-cost-") as workdir:
-        for family in ("nccl", "nccl-inline", "staged"):
+        for family in ("nccl", "nccl-nb", "staged"):
             calls, events, functions, arcs = measure(args, family, workdir)
             budget = args.budget_staged if family == "staged" else args.budget_nccl
             within = report(args, family, budget, calls, events, functions, arcs) and within

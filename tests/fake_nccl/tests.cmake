@@ -5,27 +5,29 @@
 set(fake_nccl_env MCRPMPI_FAKE_DEVICE=1 MCRPMPI_NCCL_LIBRARY=$<TARGET_FILE:mcrpmpi_fake_nccl>)
 set(fake_nccl_labels "host;fake_device;fake_nccl")
 
-# mcrpmpi_add_fake_nccl_test(<name> <ranks...> [INLINE] ENV <extra env...> COMMAND <program and arguments>)
-# INLINE: the same again as mpi.fake_nccl.inline.<name>.np<N> with MCRPMPI_NCCL_INLINE_LAUNCH=1
-# (blocking NCCL communicators, runtime/nccl_comm.h). The fake's blocking communicators make a launch
-# that opens a point-to-point connection wait for the peer's launch that opens the other end, as
-# NCCL does, so a launch that connected on the caller instead of on the side thread hangs the
-# cross-communicator orders of `nonblocking` and the all-pairs exchanges of `p2p_asserted`.
+# mcrpmpi_add_fake_nccl_test(<name> <ranks...> [NBCOMM] ENV <extra env...> COMMAND <program and arguments>)
+# The library's default NCCL communicators are blocking ones (MCRPMPI_NCCL_INLINE_LAUNCH,
+# runtime/nccl_comm.h). The fake's blocking communicators make a launch that opens a point-to-point
+# connection wait for the peer's launch that opens the other end, as NCCL does, so a launch that
+# connected on the caller instead of on the side thread hangs the cross-communicator orders of
+# `nonblocking` and the all-pairs exchanges of `p2p_asserted`.
+# NBCOMM: the same again as mpi.fake_nccl.nbcomm.<name>.np<N> with MCRPMPI_NCCL_INLINE_LAUNCH=0
+# (nonblocking NCCL communicators, the default before 2026-11-27).
 function(mcrpmpi_add_fake_nccl_test name)
-  cmake_parse_arguments(F "INLINE" "TIMEOUT" "RANKS;ENV;COMMAND" ${ARGN})
+  cmake_parse_arguments(F "NBCOMM" "TIMEOUT" "RANKS;ENV;COMMAND" ${ARGN})
   if(NOT F_TIMEOUT)
     set(F_TIMEOUT 300)
   endif()
   set(variants plain)
-  if(F_INLINE)
-    list(APPEND variants inline)
+  if(F_NBCOMM)
+    list(APPEND variants nbcomm)
   endif()
   foreach(variant IN LISTS variants)
     set(prefix "")
     set(variant_env "")
-    if(variant STREQUAL "inline")
-      set(prefix "inline.")
-      set(variant_env MCRPMPI_NCCL_INLINE_LAUNCH=1)
+    if(variant STREQUAL "nbcomm")
+      set(prefix "nbcomm.")
+      set(variant_env MCRPMPI_NCCL_INLINE_LAUNCH=0)
     endif()
     foreach(np IN LISTS F_RANKS)
       mcrpmpi_add_mpi_test(NAME mpi.fake_nccl.${prefix}${name}.np${np} NPROCS ${np} LABELS ${fake_nccl_labels}
@@ -35,7 +37,7 @@ function(mcrpmpi_add_fake_nccl_test name)
 endfunction()
 
 # Every blocking collective against host references (one rank: the local copy, no NCCL).
-mcrpmpi_add_fake_nccl_test(collectives INLINE RANKS 1 2 3 4
+mcrpmpi_add_fake_nccl_test(collectives NBCOMM RANKS 1 2 3 4
                            COMMAND $<TARGET_FILE:mcrpmpi_gpu_collectives> --space fake-device --path nccl)
 # The same with every blocking collective run as its nonblocking form and a polling wait
 # (MCRPMPI_POLLING_COLLECTIVES, on by default under MCRPMPI_P2P_DEVICE_ONLY): the in-place
@@ -45,18 +47,18 @@ mcrpmpi_add_fake_nccl_test(collectives.polling RANKS 2 ENV MCRPMPI_POLLING_COLLE
                            COMMAND $<TARGET_FILE:mcrpmpi_gpu_collectives> --space fake-device --path nccl)
 # Swapped gap-free datatypes (packed for NCCL) and MPI_BOTTOM with absolute device addresses (every
 # rank on NCCL: one classified host would leave the others waiting in NCCL).
-mcrpmpi_add_fake_nccl_test(derived_placement INLINE RANKS 2 3 TIMEOUT 60
+mcrpmpi_add_fake_nccl_test(derived_placement NBCOMM RANKS 2 3 TIMEOUT 60
                            COMMAND $<TARGET_FILE:test_datatype_placement_linked> --space fake-device-legacy)
 # Nonblocking collectives, and the cross-communicator orders that need guarantee 2.
-mcrpmpi_add_fake_nccl_test(nonblocking INLINE RANKS 2 3 4 COMMAND $<TARGET_FILE:test_nonblocking_gpu> --fake-device)
-mcrpmpi_add_fake_nccl_test(persistent INLINE RANKS 2 3 COMMAND $<TARGET_FILE:test_persistent_gpu> --fake-device)
-mcrpmpi_add_fake_nccl_test(horovod_pattern INLINE RANKS 2 3 COMMAND $<TARGET_FILE:test_horovod_pattern> --fake-device)
+mcrpmpi_add_fake_nccl_test(nonblocking NBCOMM RANKS 2 3 4 COMMAND $<TARGET_FILE:test_nonblocking_gpu> --fake-device)
+mcrpmpi_add_fake_nccl_test(persistent NBCOMM RANKS 2 3 COMMAND $<TARGET_FILE:test_persistent_gpu> --fake-device)
+mcrpmpi_add_fake_nccl_test(horovod_pattern NBCOMM RANKS 2 3 COMMAND $<TARGET_FILE:test_horovod_pattern> --fake-device)
 mcrpmpi_add_fake_nccl_test(ignored_arguments RANKS 2 3
                            COMMAND $<TARGET_FILE:test_ignored_arguments_linked> --space fake-device)
-mcrpmpi_add_fake_nccl_test(bad_input INLINE RANKS 2 3 COMMAND $<TARGET_FILE:test_bad_input_linked> --space fake-device)
+mcrpmpi_add_fake_nccl_test(bad_input NBCOMM RANKS 2 3 COMMAND $<TARGET_FILE:test_bad_input_linked> --space fake-device)
 mcrpmpi_add_fake_nccl_test(verify_agreement RANKS 2 3 ENV MCRPMPI_VERIFY=1 MCRPMPI_P2P_CHANNEL=nccl
                            COMMAND $<TARGET_FILE:test_verify_agreement> --space fake-device)
-mcrpmpi_add_fake_nccl_test(thread_stress INLINE RANKS 2 3
+mcrpmpi_add_fake_nccl_test(thread_stress NBCOMM RANKS 2 3
                            COMMAND $<TARGET_FILE:test_thread_stress> --space fake-device --rounds 8)
 # The same with staging pools of 0 bytes: every block is freed, by the background thread, while other
 # threads' NCCL work is in flight; the fake NCCL makes such a free wait for its kernels (as cudaFreeHost
@@ -65,15 +67,15 @@ mcrpmpi_add_fake_nccl_test(thread_stress.pool_limit_0 RANKS 2 ENV MCRPMPI_PINNED
                            COMMAND $<TARGET_FILE:test_thread_stress> --space fake-device --rounds 8)
 # Memory held flat with NCCL communicators created and freed (one every 64 rounds): freed ones must be
 # destroyed, not kept for a quiet moment that never comes (runtime/nccl_teardown.h).
-mcrpmpi_add_fake_nccl_test(memory_flat INLINE RANKS 2 COMMAND $<TARGET_FILE:test_memory_flat> --space fake-device --calls 40000)
+mcrpmpi_add_fake_nccl_test(memory_flat NBCOMM RANKS 2 COMMAND $<TARGET_FILE:test_memory_flat> --space fake-device --calls 40000)
 # A program on MPI Sessions only: NCCL loaded, yet staged alike on every rank (no MPI_Init, no map).
 mcrpmpi_add_fake_nccl_test(sessions RANKS 2 3 COMMAND $<TARGET_FILE:test_sessions> --space fake-device)
 # Device-only point-to-point with NCCL moving the payloads (p2p/channel_nccl.cpp).
-mcrpmpi_add_fake_nccl_test(p2p_asserted INLINE RANKS 2 3 ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
+mcrpmpi_add_fake_nccl_test(p2p_asserted NBCOMM RANKS 2 3 ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
                            COMMAND $<TARGET_FILE:test_p2p_linked> --space fake-device --assert env --threads)
 # Communicators, datatypes and ops freed while nonblocking and persistent requests use them: on the
 # NCCL path, and with every communicator asserted device-only (point-to-point on NCCL).
-mcrpmpi_add_fake_nccl_test(freed_handles INLINE RANKS 2 3 TIMEOUT 120
+mcrpmpi_add_fake_nccl_test(freed_handles NBCOMM RANKS 2 3 TIMEOUT 120
                            COMMAND $<TARGET_FILE:test_freed_handles_linked> --space fake-device)
 mcrpmpi_add_fake_nccl_test(freed_handles.asserted RANKS 2 3 TIMEOUT 120
                            ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
@@ -89,7 +91,7 @@ mcrpmpi_add_mpi_test(NAME mpi.fake_nccl.p2p_asserted.mixed_channels.np3 NPROCS 1
                              $<TARGET_FILE:test_p2p_linked> --space fake-device --assert env)
 set_tests_properties(mpi.fake_nccl.p2p_asserted.mixed_channels.np3 PROPERTIES PROCESSORS 3)
 # A peer that never comes: errors within MCRPMPI_NCCL_TIMEOUT, the communicator usable afterwards.
-mcrpmpi_add_fake_nccl_test(stuck_peer INLINE RANKS 2 3 TIMEOUT 120 ENV MCRPMPI_NCCL_TIMEOUT=3
+mcrpmpi_add_fake_nccl_test(stuck_peer NBCOMM RANKS 2 3 TIMEOUT 120 ENV MCRPMPI_NCCL_TIMEOUT=3
                            COMMAND $<TARGET_FILE:test_stuck_peer> --space fake-device)
 # A peer killed with SIGKILL in the middle of a 64 MiB NCCL allreduce: the job ends within the bound
 # with no process left, ended by hydra (its default) or, when the launcher does not notice, by the

@@ -31,8 +31,9 @@ if ! tests/gpu/run-gpu-suite.sh build-gpu --build-only >>"$out/logs/setup.log" 2
   exit 1
 fi
 echo "build done at $SECONDS s"
-# The Python GPU tests join the suite when the machine's own mpi4py runs on the unpacked MPICH (a
-# second); building mpi4py instead takes minutes this command does not have.
+# The Python GPU tests join the suite when the machine's own mpi4py, or the PyPI wheel that
+# fetch-build-deps.sh saved for its Python, runs on the unpacked MPICH (a second); building mpi4py
+# instead takes minutes this command does not have.
 suite_filter=(-E python)
 if found=$(tests/gpu/python-venv-on-device.sh .gpu build-gpu --no-build 2>>"$out/logs/setup.log"); then
   suite_filter=()

@@ -89,7 +89,7 @@ part_collectives() {
   local np=$1 coll
   for coll in allreduce bcast allgather reduce_scatter alltoall; do
     # shellcheck disable=SC2046
-    compare --np "$np" --ways "${raw_nccl}lib-nccl,lib-nccl-inline,lib" "osu_$coll" -d "$space" "${all[@]}" \
+    compare --np "$np" --ways "${raw_nccl}lib-nccl,lib-nccl-nb,lib" "osu_$coll" -d "$space" "${all[@]}" \
       $(reduction_type "$coll")
   done
 }
@@ -97,12 +97,13 @@ part_collectives() {
 part_profile() {
   local iterations=5000
   ((quick)) && iterations=200
-  compare --np 2 --ways lib-nccl,lib-nccl-inline --profile osu_allreduce -d "$space" -m 8:8 -i "$iterations" -x 500 \
+  compare --np 2 --ways lib-nccl,lib-nccl-nb --profile osu_allreduce -d "$space" -m 8:8 -i "$iterations" -x 500 \
     -T float
   # What a nonblocking NCCL communicator (the library's default kind) costs raw NCCL itself: NCCL 2.28
   # launches every group of one from a thread it creates for that group (src/group.cc,
-  # ncclGroupEndInternal); lib-nccl-inline is the library on blocking communicators.
-  [[ -n $raw_nccl ]] && compare --np 2 --ways nccl,nccl-nb,lib-nccl,lib-nccl-inline osu_allreduce -d "$space" \
+  # ncclGroupEndInternal); lib-nccl-nb is the library on such communicators (MCRPMPI_NCCL_INLINE_LAUNCH=0),
+  # lib-nccl on its default blocking ones.
+  [[ -n $raw_nccl ]] && compare --np 2 --ways nccl,nccl-nb,lib-nccl,lib-nccl-nb osu_allreduce -d "$space" \
     "${small[@]}" -T float
   return 0
 }
@@ -137,7 +138,7 @@ part_staged() {
 
 part_p2p() {
   compare --np 2 --ways "host,lib,lib-nccl,copy${raw_nccl:+,nccl}" osu_latency -d "$space" "${small[@]}"
-  compare --np 2 --ways "${raw_nccl}lib-nccl,lib-nccl-inline,lib" osu_bw -d "$space" "${large[@]}"
+  compare --np 2 --ways "${raw_nccl}lib-nccl,lib-nccl-nb,lib" osu_bw -d "$space" "${large[@]}"
   # The staged path (lib: one copy each way around one base-MPI message) against the device-only
   # protocol's pipelined chunks through the base MPI (lib-chunked), and host buffers as the bound.
   compare --np 2 --ways "lib,lib-chunked,host" osu_bw -d "$space" "${large[@]}"

@@ -9,6 +9,8 @@
 #   MPICH ABI that needs `libmpi.so.12`, a name Debian's MPICH does not ship (its library is
 #   `libmpich.so.12`, the same ABI). A link of that name in BUILD/python-libmpi, on the wrapper's
 #   LD_LIBRARY_PATH, lets the wheel load the unpacked MPICH: a second, where building takes minutes.
+# - else PyPI's wheel of mpi4py for the machine's Python, which fetch-build-deps.sh saved, unpacked
+#   into BUILD/python-site (a second; the same link makes it load the unpacked MPICH);
 # - else mpi4py built from the sdist that fetch-build-deps.sh saved (about 160 s on the H100
 #   machine), into BUILD/python-site. `--no-build` skips this route: the script then fails, and the
 #   Python tests skip, as they do without a venv.
@@ -44,6 +46,14 @@ give_up() {
 }
 
 runs_on_mpich && exit 0
+tag=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+for wheel in "$deps"/py/mpi4py-*-"$tag"-*.whl; do
+  [[ -f $wheel ]] || continue
+  echo "python-venv-on-device: unpacking $(basename "$wheel")" >&2
+  rm -rf "$site" && mkdir -p "$site"
+  python3 -m zipfile -e "$wheel" "$site" && runs_on_mpich && exit 0
+  rm -rf "$site"
+done
 ((may_build)) || give_up "the machine's Python has no mpi4py that runs on MPICH; not building (--no-build)"
 echo "python-venv-on-device: building mpi4py from the saved sdist"
 (cd /tmp && MPICC=mpicc python3 -m pip install -q --no-index --no-build-isolation --no-deps --target "$site" \

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 STEPS = ["classify", "decide", "queue", "launch", "wait", "finish"]
-COLUMNS = ["operation", "form", "path", "calls", "total"] + STEPS + ["other", "own"]
+COLUMNS = ["operation", "form", "path", "calls", "first", "total"] + STEPS + ["other", "own"]
 TOLERANCE = 0.005  # us: each figure is printed rounded to 0.001
 
 
@@ -74,7 +74,7 @@ def check_stats(stdout, problems):
 
 def check_row(row, problems):
     key = "%s %s %s" % (row["operation"], row["form"], row["path"])
-    for name in ["total"] + STEPS:
+    for name in ["first", "total"] + STEPS:
         if row[name] < 0:
             problems.append("%s: %s is negative (%g)" % (key, name, row[name]))
     steps = sum(row[s] for s in STEPS)
