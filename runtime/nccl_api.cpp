@@ -18,6 +18,7 @@ namespace {
 struct Loaded {
   NcclApi api;
   bool ok = false;
+  bool loaded_before = false;  // the process had this NCCL before the library loaded it
   std::string error;
 };
 
@@ -38,8 +39,15 @@ Loaded load() {
     return loaded;
   }
   const char* name = configured != nullptr && configured[0] != '\0' ? configured : "libnccl.so.2";
-  // Before NCCL reads it, at its first communicator's setup (nccl_inline_launch()).
-  if (config().nccl_inline_launch) setenv("NCCL_RUNTIME_CONNECT", "0", 0);
+  // Before NCCL reads it, at its first communicator's setup (nccl_inline_launch()). Not when this
+  // NCCL is in the process already (PyTorch's NCCL backend, say, linked to the same libnccl.so.2):
+  // it may have set up a communicator and read the variable, and a value set now would be believed
+  // here and not there. Left unset, nccl_inline_launch() then chooses nonblocking communicators.
+  if (void* earlier = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) {
+    loaded.loaded_before = true;
+    dlclose(earlier);
+  }
+  if (config().nccl_inline_launch && !loaded.loaded_before) setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     loaded.error = std::string("cannot load ") + name + ": " + dlerror();
@@ -115,16 +123,41 @@ const Loaded& loaded() {
 const NcclApi* nccl_api() { return loaded().ok ? &loaded().api : nullptr; }
 const std::string& nccl_load_error() { return loaded().error; }
 
+namespace {
+
+// Whether the communicators can be blocking ones; `why` says why not.
+bool blocking_communicators(std::string* why) {
+  if (!config().nccl_inline_launch) {
+    *why = "MCRPMPI_NCCL_INLINE_LAUNCH=0";
+    return false;
+  }
+  const char* connect = std::getenv("NCCL_RUNTIME_CONNECT");
+  if (connect != nullptr && std::strcmp(connect, "0") == 0) return true;
+  if (connect != nullptr) {
+    *why = std::string("NCCL_RUNTIME_CONNECT=") + connect + " makes NCCL connect at the first launch, which would "
+           "wait for peers on the caller";
+  } else {
+    *why = "NCCL was loaded before the library loaded it and may have read NCCL_RUNTIME_CONNECT already; set "
+           "NCCL_RUNTIME_CONNECT=0 in the environment for blocking communicators";
+  }
+  return false;
+}
+
+}  // namespace
+
 bool nccl_inline_launch() {
   static const bool on = [] {
-    if (!config().nccl_inline_launch || nccl_api() == nullptr) return false;
-    const char* connect = std::getenv("NCCL_RUNTIME_CONNECT");
-    if (connect != nullptr && std::strcmp(connect, "0") == 0) return true;
-    if (!config().nccl_inline_launch_asked) return false;  // the default gives way without a word
-    std::fprintf(stderr, "mcrpmpi: MCRPMPI_NCCL_INLINE_LAUNCH ignored: NCCL_RUNTIME_CONNECT=%s makes NCCL connect at the "
-                 "first launch, which would wait for peers on the caller; nonblocking communicators are used\n",
-                 connect != nullptr ? connect : "");
-    return false;
+    if (nccl_api() == nullptr) return false;
+    std::string why;
+    const bool blocking = blocking_communicators(&why);
+    if (!blocking && config().nccl_inline_launch_asked && config().nccl_inline_launch) {
+      std::fprintf(stderr, "mcrpmpi: MCRPMPI_NCCL_INLINE_LAUNCH ignored: %s; nonblocking communicators are used\n",
+                   why.c_str());
+    } else if (config().debug) {
+      std::fprintf(stderr, "mcrpmpi: NCCL communicators are %s\n",
+                   blocking ? "blocking ones" : ("nonblocking ones (" + why + ")").c_str());
+    }
+    return blocking;
   }();
   return on;
 }

@@ -69,10 +69,11 @@ class NcclGroup {
 const std::string& nccl_load_error();
 
 // Whether NCCL communicators are blocking ones launched on the caller (runtime/nccl_comm.h):
-// MCRPMPI_NCCL_INLINE_LAUNCH=1, and NCCL connects the collectives' peers while a communicator is set
-// up. Loading NCCL sets NCCL_RUNTIME_CONNECT=0 for that when the setting is on and the variable
-// unset; set to anything else, collectives would connect at their first launch, waiting for peers
-// on the caller, so the setting is then ignored (with a message).
+// MCRPMPI_NCCL_INLINE_LAUNCH unset or 1 (the default), and NCCL connects the collectives' peers while
+// a communicator is set up. Loading NCCL sets NCCL_RUNTIME_CONNECT=0 for that when the setting is on
+// and the variable unset; set to anything else, collectives would connect at their first launch,
+// waiting for peers on the caller, so the communicators are then nonblocking ones (with a message
+// only when MCRPMPI_NCCL_INLINE_LAUNCH=1 was asked for).
 bool nccl_inline_launch();
 
 // A failure NCCL reports asynchronously on `comm` (a peer died, a network error): how a stuck

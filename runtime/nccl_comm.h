@@ -5,7 +5,7 @@
 //
 // Nothing here blocks the calling thread on NCCL. The first call (the same one on every rank: the
 // route is agreed) issues an MPI_Ibcast of rank 0's NCCL unique id on the communicator; NCCL's
-// nonblocking initialisation starts once the id has arrived. NCCL work is queued per communicator
+// initialisation starts once the id has arrived. NCCL work is queued per communicator
 // and launched in issue order once the communicator is ready and the previous launch has been
 // enqueued: on a nonblocking communicator ncclGroupEnd may answer ncclInProgress (the first call
 // connects to the peers, which takes them too), and NCCL accepts no further call on it until that
@@ -15,10 +15,11 @@
 // load NCCL; tuning/world_map.h), so no agreement round is needed here; a failed initialisation
 // fails the calls waiting for it with an MPI error instead of hanging (MCRPMPI_NCCL_TIMEOUT bounds it).
 //
-// With MCRPMPI_NCCL_INLINE_LAUNCH=1 the NCCL communicator is a blocking one instead: NCCL 2.28 starts
-// a thread at every ncclGroupEnd of a nonblocking communicator (src/group.cc), which a blocking one
-// does not. What may wait for peers stays off the caller: the setup runs on the communicator's side
-// thread (runtime/nccl_side_thread.h), NCCL connects the collectives' peers during it
+// By default (MCRPMPI_NCCL_INLINE_LAUNCH unset or 1) the NCCL communicator is a blocking one, since
+// NCCL 2.28 starts a thread at every ncclGroupEnd of a nonblocking communicator (src/group.cc):
+// 2-4x raw NCCL's time for a small call on the H200, where a blocking one costs 1.0-1.4x. What may
+// wait for peers stays off the caller: the setup runs on the communicator's side thread
+// (runtime/nccl_side_thread.h), NCCL connects the collectives' peers during it
 // (NCCL_RUNTIME_CONNECT=0, runtime/nccl_api.h), and a launch that opens point-to-point connections
 // (ncclSend/ncclRecv and NCCL's AlltoAll, Gather, Scatter, which connect per peer at first use) runs
 // there too; every other launch runs inline and returns once enqueued, as raw NCCL's does.

@@ -3,7 +3,7 @@
 // Like a GPU it makes progress whatever the calling threads do, so the library's nonblocking
 // machinery, ordering and failure handling run as they would on a device.
 //
-// Blocking communicators (config.blocking = 1, raw NCCL's and the library's with
+// Blocking communicators (config.blocking = 1, raw NCCL's and the library's default,
 // MCRPMPI_NCCL_INLINE_LAUNCH) model what NCCL does on the caller there: the setup waits for every
 // rank, and a launch that uses a point-to-point connection not used before (ncclSend, ncclRecv,
 // AlltoAll, Gather, Scatter; one per peer and direction) first waits for the peer's launch that

@@ -39,6 +39,24 @@ endfunction()
 # Every blocking collective against host references (one rank: the local copy, no NCCL).
 mcrpmpi_add_fake_nccl_test(collectives NBCOMM RANKS 1 2 3 4
                            COMMAND $<TARGET_FILE:mcrpmpi_gpu_collectives> --space fake-device --path nccl)
+# Which NCCL communicators the library chose, as MCRPMPI_DEBUG says (runtime/nccl_api.cpp): blocking
+# ones by default; nonblocking ones when the process had NCCL before the library loaded it (preloaded
+# here, as PyTorch's NCCL backend may have it), since NCCL may have read NCCL_RUNTIME_CONNECT then;
+# blocking again when NCCL_RUNTIME_CONNECT=0 comes from the environment.
+function(mcrpmpi_add_communicator_kind_test name expected)
+  mcrpmpi_add_mpi_test(NAME mpi.fake_nccl.communicator_kind.${name}.np2 NPROCS 2 LABELS ${fake_nccl_labels}
+                       TIMEOUT 60 ENV ${fake_nccl_env} MCRPMPI_DEBUG=1 ${ARGN}
+                       COMMAND $<TARGET_FILE:mcrpmpi_gpu_collectives> --space fake-device --path nccl)
+  set_tests_properties(mpi.fake_nccl.communicator_kind.${name}.np2 PROPERTIES
+                       PASS_REGULAR_EXPRESSION "NCCL communicators are ${expected}")
+endfunction()
+mcrpmpi_add_communicator_kind_test(default "blocking ones")
+mcrpmpi_add_communicator_kind_test(preloaded "nonblocking ones \\(NCCL was loaded before"
+                                   LD_PRELOAD=$<TARGET_FILE:mcrpmpi_fake_nccl>)
+mcrpmpi_add_communicator_kind_test(preloaded_connect0 "blocking ones" LD_PRELOAD=$<TARGET_FILE:mcrpmpi_fake_nccl>
+                                   NCCL_RUNTIME_CONNECT=0)
+mcrpmpi_add_communicator_kind_test(turned_off "nonblocking ones \\(MCRPMPI_NCCL_INLINE_LAUNCH=0"
+                                   MCRPMPI_NCCL_INLINE_LAUNCH=0)
 # The same with every blocking collective run as its nonblocking form and a polling wait
 # (MCRPMPI_POLLING_COLLECTIVES, on by default under MCRPMPI_P2P_DEVICE_ONLY): the in-place
 # reduce_scatter with large uneven blocks, which NCCL cannot do, then reaches the base MPI's

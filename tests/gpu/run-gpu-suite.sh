@@ -18,7 +18,8 @@ build=${1:-$root/build}
 shift || true
 # shellcheck source=scripts/mps.sh
 source "$root/scripts/mps.sh"
-cmake -S "$root" -B "$build" -DMPIEXEC_PREFLAGS="$root/tests/gpu/rank-env.sh" >/dev/null
+cmake -S "$root" -B "$build" -DMPIEXEC_PREFLAGS="$root/tests/gpu/rank-env.sh" \
+  ${MCRPMPI_GPU_TEST_TIMEOUT:+-DMCRPMPI_GPU_TEST_TIMEOUT=$MCRPMPI_GPU_TEST_TIMEOUT} >/dev/null
 cmake --build "$build" -j "$(nproc)"
 build=$(cd "$build" && pwd)  # absolute: keep_logs runs after the cd below, and from the EXIT trap
 [[ ${1:-} == --build-only ]] && exit 0
