@@ -19,6 +19,7 @@ def main():
     parser.add_argument("--library", required=True, help="the libmcrpmpi.so the wrapper must preload")
     parser.add_argument("--tuning-file", help="the file --tuning-file must have passed on")
     parser.add_argument("--stats", action="store_true", help="--stats must have set MCRPMPI_STATS=1")
+    parser.add_argument("--runtime-connect", help="the NCCL_RUNTIME_CONNECT the rank must see")
     args = parser.parse_args()
     rank = os.environ.get("PMI_RANK", "?")
     library = os.path.realpath(args.library)
@@ -31,6 +32,8 @@ def main():
         problems.append(f"MCRPMPI_TUNING_FILE={os.environ.get('MCRPMPI_TUNING_FILE')!r}")
     if args.stats and os.environ.get("MCRPMPI_STATS") != "1":
         problems.append(f"MCRPMPI_STATS={os.environ.get('MCRPMPI_STATS')!r}")
+    if args.runtime_connect is not None and os.environ.get("NCCL_RUNTIME_CONNECT") != args.runtime_connect:
+        problems.append(f"NCCL_RUNTIME_CONNECT={os.environ.get('NCCL_RUNTIME_CONNECT')!r}, want {args.runtime_connect!r}")
     for problem in problems:
         print(f"rank {rank}: FAIL: {problem}", flush=True)
     if not problems:
