@@ -18,7 +18,6 @@ namespace {
 struct Loaded {
   NcclApi api;
   bool ok = false;
-  bool loaded_before = false;  // the process had this NCCL before the library loaded it
   std::string error;
 };
 
@@ -43,11 +42,12 @@ Loaded load() {
   // NCCL is in the process already (PyTorch's NCCL backend, say, linked to the same libnccl.so.2):
   // it may have set up a communicator and read the variable, and a value set now would be believed
   // here and not there. Left unset, nccl_inline_launch() then chooses nonblocking communicators.
-  if (void* earlier = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) {
-    loaded.loaded_before = true;
+  void* earlier = config().nccl_inline_launch ? dlopen(name, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  if (earlier != nullptr) {
     dlclose(earlier);
+  } else if (config().nccl_inline_launch) {
+    setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   }
-  if (config().nccl_inline_launch && !loaded.loaded_before) setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     loaded.error = std::string("cannot load ") + name + ": " + dlerror();

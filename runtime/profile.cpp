@@ -87,17 +87,19 @@ void print_row(const char* operation, const char* path, Form form, const unsigne
   const unsigned long long* first = cell + 2 + kStepCount;
   const unsigned long long firsts = first[0];
   const unsigned long long later = cell[0] - firsts;
+  auto first_mean = [&](int i) { return static_cast<double>(first[1 + i]) / static_cast<double>(firsts) * 1e-3; };
   auto mean = [&](int i) {
-    if (later == 0) return static_cast<double>(first[1 + i]) / static_cast<double>(firsts) * 1e-3;
+    if (later == 0) return first_mean(i);
     return static_cast<double>(cell[1 + i] - first[1 + i]) / static_cast<double>(later) * 1e-3;
   };
   const double total = mean(0);
   double steps = 0;
   std::fprintf(stderr, "  %-24s %-8s %-11s %10llu %10.3f %10.3f", operation, form == Form::blocking ? "blocking" : "start",
-               path, cell[0], static_cast<double>(first[1]) / static_cast<double>(firsts) * 1e-3, total);
+               path, cell[0], first_mean(0), total);
   for (int s = 0; s < kStepCount; ++s) {
-    steps += mean(1 + s);
-    std::fprintf(stderr, " %10.3f", mean(1 + s));
+    const double step = mean(1 + s);
+    steps += step;
+    std::fprintf(stderr, " %10.3f", step);
   }
   auto step_mean = [&](Step s) { return mean(1 + static_cast<int>(s)); };
   std::fprintf(stderr, " %10.3f %10.3f\n", total - steps, total - step_mean(Step::launch) - step_mean(Step::wait));
