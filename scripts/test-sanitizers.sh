@@ -13,7 +13,7 @@
 # first), GPU tests (compute-sanitizer is the tool there: README "Reliability"), and the
 # memory-flat test (ASan's quarantine grows RSS).
 # Then a ThreadSanitizer build ($MCRPMPI_TSAN_BUILD_DIR, default build-tsan/) runs the threaded tests.
-# Usage: scripts/test-sanitizers.sh [extra ctest arguments]
+# Usage: scripts/test-sanitizers.sh [extra ctest arguments] | --check-names [BUILD]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MCRPMPI_SANITIZE_BUILD_DIR:-$root/build-sanitize}
@@ -22,7 +22,61 @@ targets="mcrpmpi mcrpmpi_unit_tests mcrpmpi_pool_tests mcrpmpi_memory_check_test
          mcrpmpi_fake_nccl mcrpmpi_gpu_collectives test_stuck_peer test_sessions test_p2p_idle_member
          test_block_collectives_linked test_local_calls_linked test_attached_buffer_linked test_intercomm_bcast_linked
          test_nonblocking_gpu test_freed_handles_linked test_assertion_agreement"
-tests='^mpi\.(p2p\.asserted\.np[23]|p2p\.asserted\.small_chunks\.np3|p2p\.fake_device\.np[23]|staged_pipeline\.fake_device\.np[23]|thread_stress\.fake-device\.np2|ignored_arguments\.fake_device\.np[23]|verify_agreement\.fake_device\.np3|bad_input\.fake_device\.np[23]|sessions\.fake_device\.np2|block_collectives\.(fake_device\.np3|mixed\.np3|host\.np3)|local_calls\.(fake_device|host)\.np2|attached_buffer\.fake_device\.np2|intercomm_bcast\.(fake_device|host)\.np4|fake_nccl\.(collectives\.np3|nonblocking\.np2|ignored_arguments\.np2|p2p_asserted\.np2|thread_stress\.np2|stuck_peer\.np2|sessions\.np2|p2p_idle_member\.np3|inline\.(collectives\.np3|p2p_asserted\.np2|stuck_peer\.np2))|async_device\.(p2p_asserted\.small_chunks\.np3|collectives\.nccl\.np2)|stream_order\.p2p\.async\.np3|freed_handles\.fake_device\.pipelined\.np3|fake_nccl\.freed_handles\.asserted\.np2|p2p\.assertion_agreement\.(all|mixed)_cuda\.np3)$'
+# The multi-rank runs, one pattern per test family (each anchored as ^mpi\.<pattern>$). Every pattern
+# must name a test of the build (check_named below): a renamed test must not leave the set unnoticed,
+# as the nonblocking-communicator runs did when `.inline.` became `.nbcomm.` (2026-11-27).
+asan_tests=(
+  'p2p\.asserted\.np[23]' 'p2p\.asserted\.small_chunks\.np3' 'p2p\.fake_device\.np[23]'
+  'staged_pipeline\.fake_device\.np[23]' 'thread_stress\.fake-device\.np2' 'ignored_arguments\.fake_device\.np[23]'
+  'verify_agreement\.fake_device\.np3' 'bad_input\.fake_device\.np[23]' 'sessions\.fake_device\.np2'
+  'block_collectives\.(fake_device\.np3|mixed\.np3|host\.np3)' 'local_calls\.(fake_device|host)\.np2'
+  'attached_buffer\.fake_device\.np2' 'intercomm_bcast\.(fake_device|host)\.np4'
+  'fake_nccl\.(collectives\.np3|nonblocking\.np2|ignored_arguments\.np2|p2p_asserted\.np2|thread_stress\.np2|stuck_peer\.np2|sessions\.np2|p2p_idle_member\.np3)'
+  'fake_nccl\.nbcomm\.(collectives\.np3|p2p_asserted\.np2|stuck_peer\.np2)'
+  'async_device\.(p2p_asserted\.small_chunks\.np3|collectives\.nccl\.np2)' 'stream_order\.p2p\.async\.np3'
+  'freed_handles\.fake_device\.pipelined\.np3' 'fake_nccl\.freed_handles\.asserted\.np2'
+  'p2p\.assertion_agreement\.(all|mixed)_cuda\.np3'
+)
+tsan_tests=(
+  'thread_stress\.fake-device\.np2' 'thread_stress\.host\.np3' 'fake_nccl\.thread_stress\.np[23]' 'p2p\.asserted\.np2'
+  'fake_nccl\.p2p_asserted\.np2' 'fake_nccl\.nbcomm\.thread_stress\.np2'
+)
+# Prints the ctest regex of the patterns given; fails naming each pattern that matches no test of
+# the build directory it runs in. An alternation counts as one pattern: each of its names must exist.
+check_named() {
+  local missing=0 pattern name
+  for pattern in "$@"; do
+    while IFS= read -r name; do
+      if ! ctest -N -R "^mpi\.${name}\$" | grep -q '^Total Tests: [1-9]'; then
+        echo "test-sanitizers: no test matches ^mpi\.${name}\$ (renamed or removed?)" >&2
+        missing=1
+      fi
+    done < <(expand_alternatives "$pattern")
+  done
+  [ "$missing" = 0 ] || return 1
+  local IFS='|'
+  echo "^mpi\.($*)\$"
+}
+# One pattern with its single (a|b|...) group expanded into one pattern per alternative.
+expand_alternatives() {
+  local pattern=$1
+  if [[ $pattern =~ ^(.*)\(([^()]*)\)(.*)$ ]]; then
+    local head=${BASH_REMATCH[1]} body=${BASH_REMATCH[2]} tail=${BASH_REMATCH[3]} alternative
+    local IFS='|'
+    for alternative in $body; do echo "${head}${alternative}${tail}"; done
+  else
+    echo "$pattern"
+  fi
+}
+# --check-names [BUILD]: only check that both sets name tests of BUILD (default build/), as the main
+# suite's scripts.sanitizer_names does, so that a rename fails there before the long builds here.
+if [ "${1:-}" = --check-names ]; then
+  cd "${2:-$root/build}"
+  check_named "${asan_tests[@]}" >/dev/null
+  check_named "${tsan_tests[@]}" >/dev/null
+  echo "test-sanitizers: all ${#asan_tests[@]} ASan and ${#tsan_tests[@]} TSan patterns name tests of $(pwd)"
+  exit 0
+fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCRPMPI_SANITIZE=address,undefined >/dev/null
 # shellcheck disable=SC2086
 cmake --build "$build" -j "$(nproc)" --target $targets
@@ -36,6 +90,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"
 MCRPMPI_FAKE_DEVICE=async "$build/tests/unit/mcrpmpi_pool_tests" --gtest_brief=1 --gtest_filter='BufferPoolAsync.*'
 "$build/tests/unit/mcrpmpi_memory_check_tests" --gtest_brief=1
 cd "$build"
+tests=$(check_named "${asan_tests[@]}")
 ctest --output-on-failure -j "$(nproc)" --timeout 600 -R "$tests" "$@"
 
 # ThreadSanitizer over the threaded tests (issue 13 item 6: no data race): 8 threads a rank on 8
@@ -47,6 +102,7 @@ tsan_build=${MCRPMPI_TSAN_BUILD_DIR:-$root/build-tsan}
 cmake -S "$root" -B "$tsan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCRPMPI_SANITIZE=thread >/dev/null
 cmake --build "$tsan_build" -j "$(nproc)" --target mcrpmpi test_thread_stress test_p2p_linked mcrpmpi_fake_nccl
 cd "$tsan_build"
+tests=$(check_named "${tsan_tests[@]}")
 TSAN_OPTIONS="halt_on_error=1:report_signal_unsafe=0:${TSAN_OPTIONS:-}" UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no \
   ctest --output-on-failure -j "$(nproc)" --timeout 600 \
-  -R '^mpi\.(thread_stress\.fake-device\.np2|thread_stress\.host\.np3|fake_nccl\.thread_stress\.np[23]|p2p\.asserted\.np2|fake_nccl\.p2p_asserted\.np2|fake_nccl\.inline\.thread_stress\.np2)$' "$@"
+  -R "$tests" "$@"
