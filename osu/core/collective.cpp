@@ -177,7 +177,7 @@ const Element* choose_element(const CollectiveSpec& spec, const Options& opt, in
 int run_collective(int argc, char** argv, const CollectiveSpec& spec) {
   MpiSession mpi(&argc, &argv);
   Options opt;
-  if (int code = mpi.prepare(argc, argv, &opt, spec.device_only, spec.device_only ? 0 : kNoDeviceExit);
+  if (int code = mpi.prepare(argc, argv, &opt, spec.device_only);
       code >= 0)
     return code;
   const Element* elem = choose_element(spec, opt, mpi.rank());

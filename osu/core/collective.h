@@ -37,7 +37,7 @@ struct CollectiveSpec {
   void (*call)(const CallArgs&);           // the blocking form, or
   MPI_Request (*start)(const CallArgs&);   // the nonblocking form (overlap is measured)
   // For benchmarks of another library than MPI (the raw-NCCL reference):
-  bool device_only = false;                // buffers always on the GPU; no GPU: say so and exit 0
+  bool device_only = false;                // buffers always on the GPU (no GPU: as -d cuda)
   bool bandwidth = false;                  // add nccl-tests' algorithm and bus bandwidth columns
   void (*setup)(MPI_Comm) = nullptr;       // once, collectively, before the first size
   void (*teardown)() = nullptr;            // once, before MPI_Finalize

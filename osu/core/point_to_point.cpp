@@ -172,7 +172,7 @@ int run_point_to_point(int argc, char** argv, PointToPoint kind, TransportFactor
                        bool device_only) {
   MpiSession mpi(&argc, &argv);
   Options opt;
-  if (int code = mpi.prepare(argc, argv, &opt, device_only, device_only ? 0 : kNoDeviceExit); code >= 0) return code;
+  if (int code = mpi.prepare(argc, argv, &opt, device_only); code >= 0) return code;
   if (mpi.size() < 2) {
     if (mpi.rank() == 0) std::fprintf(stderr, "osu: this test needs at least two processes\n");
     return 1;

@@ -15,12 +15,12 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 
 MpiSession::~MpiSession() { MPI_Finalize(); }
 
-int MpiSession::prepare(int argc, char** argv, Options* opt, bool device_only, int no_device_exit) {
+int MpiSession::prepare(int argc, char** argv, Options* opt, bool device_only) {
   const char* slash = std::strrchr(argv[0], '/');
   int code = parse_options(argc, argv, rank_, slash ? slash + 1 : argv[0], opt);
   if (code >= 0) return code;
   if (device_only) opt->memory = Memory::cuda;
-  if (!select_device(opt->memory, MPI_COMM_WORLD)) return no_device_exit;
+  if (!select_device(opt->memory, MPI_COMM_WORLD)) return kNoDeviceExit;
   return -1;
 }
 

@@ -21,8 +21,8 @@ class MpiSession {
   int size() const { return size_; }
 
   // Parses argv and selects the device (device_only: as if -d cuda were given). Returns -1 to go on,
-  // else the exit code for main: no_device_exit when a GPU is wanted and there is none.
-  int prepare(int argc, char** argv, Options* opt, bool device_only = false, int no_device_exit = kNoDeviceExit);
+  // else the exit code for main: kNoDeviceExit when a GPU is wanted and there is none.
+  int prepare(int argc, char** argv, Options* opt, bool device_only = false);
 
  private:
   int rank_ = 0;

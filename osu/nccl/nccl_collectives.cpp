@@ -26,31 +26,34 @@ std::size_t at(const void* base, const CallArgs& a, int block) {
 // Point-to-point rounds in one group, for the collectives NCCL builds from send/recv.
 void alltoall(const CallArgs& a) {
   ncclDataType_t t = nccl_type(a.type);
+  const cudaStream_t stream = launch_stream();
   check(ncclGroupStart(), "ncclGroupStart");
   for (int r = 0; r < s().ranks; ++r) {
-    check(ncclSend(reinterpret_cast<const void*>(at(a.send, a, r)), a.count, t, r, s().comm, s().stream), "ncclSend");
-    check(ncclRecv(reinterpret_cast<void*>(at(a.recv, a, r)), a.count, t, r, s().comm, s().stream), "ncclRecv");
+    check(ncclSend(reinterpret_cast<const void*>(at(a.send, a, r)), a.count, t, r, s().comm, stream), "ncclSend");
+    check(ncclRecv(reinterpret_cast<void*>(at(a.recv, a, r)), a.count, t, r, s().comm, stream), "ncclRecv");
   }
   finish(ncclGroupEnd(), "ncclGroupEnd");
 }
 
 void gather(const CallArgs& a) {
   ncclDataType_t t = nccl_type(a.type);
+  const cudaStream_t stream = launch_stream();
   check(ncclGroupStart(), "ncclGroupStart");
   if (s().rank == a.root)
     for (int r = 0; r < s().ranks; ++r)
-      check(ncclRecv(reinterpret_cast<void*>(at(a.recv, a, r)), a.count, t, r, s().comm, s().stream), "ncclRecv");
-  check(ncclSend(a.send, a.count, t, a.root, s().comm, s().stream), "ncclSend");
+      check(ncclRecv(reinterpret_cast<void*>(at(a.recv, a, r)), a.count, t, r, s().comm, stream), "ncclRecv");
+  check(ncclSend(a.send, a.count, t, a.root, s().comm, stream), "ncclSend");
   finish(ncclGroupEnd(), "ncclGroupEnd");
 }
 
 void scatter(const CallArgs& a) {
   ncclDataType_t t = nccl_type(a.type);
+  const cudaStream_t stream = launch_stream();
   check(ncclGroupStart(), "ncclGroupStart");
   if (s().rank == a.root)
     for (int r = 0; r < s().ranks; ++r)
-      check(ncclSend(reinterpret_cast<const void*>(at(a.send, a, r)), a.count, t, r, s().comm, s().stream), "ncclSend");
-  check(ncclRecv(a.recv, a.count, t, a.root, s().comm, s().stream), "ncclRecv");
+      check(ncclSend(reinterpret_cast<const void*>(at(a.send, a, r)), a.count, t, r, s().comm, stream), "ncclSend");
+  check(ncclRecv(a.recv, a.count, t, a.root, s().comm, stream), "ncclRecv");
   finish(ncclGroupEnd(), "ncclGroupEnd");
 }
 
@@ -70,19 +73,23 @@ struct Entry {
 
 const Entry kEntries[] = {
     {"allreduce", spec("NCCL AllReduce", Shape::all_reduce, [](const CallArgs& a) {
-       finish(ncclAllReduce(a.send, a.recv, a.count, nccl_type(a.type), ncclSum, s().comm, s().stream), "ncclAllReduce");
+       finish(ncclAllReduce(a.send, a.recv, a.count, nccl_type(a.type), ncclSum, s().comm, launch_stream()),
+              "ncclAllReduce");
      })},
     {"reduce", spec("NCCL Reduce", Shape::root_reduce, [](const CallArgs& a) {
-       finish(ncclReduce(a.send, a.recv, a.count, nccl_type(a.type), ncclSum, a.root, s().comm, s().stream), "ncclReduce");
+       finish(ncclReduce(a.send, a.recv, a.count, nccl_type(a.type), ncclSum, a.root, s().comm, launch_stream()),
+              "ncclReduce");
      })},
     {"bcast", spec("NCCL Broadcast", Shape::broadcast, [](const CallArgs& a) {
-       finish(ncclBroadcast(a.recv, a.recv, a.count, nccl_type(a.type), a.root, s().comm, s().stream), "ncclBroadcast");
+       finish(ncclBroadcast(a.recv, a.recv, a.count, nccl_type(a.type), a.root, s().comm, launch_stream()),
+              "ncclBroadcast");
      })},
     {"allgather", spec("NCCL AllGather", Shape::all_gather, [](const CallArgs& a) {
-       finish(ncclAllGather(a.send, a.recv, a.count, nccl_type(a.type), s().comm, s().stream), "ncclAllGather");
+       finish(ncclAllGather(a.send, a.recv, a.count, nccl_type(a.type), s().comm, launch_stream()),
+              "ncclAllGather");
      })},
     {"reduce_scatter", spec("NCCL ReduceScatter", Shape::reduce_scatter, [](const CallArgs& a) {
-       finish(ncclReduceScatter(a.send, a.recv, a.count, nccl_type(a.type), ncclSum, s().comm, s().stream),
+       finish(ncclReduceScatter(a.send, a.recv, a.count, nccl_type(a.type), ncclSum, s().comm, launch_stream()),
               "ncclReduceScatter");
      })},
     {"alltoall", spec("NCCL AlltoAll (send/recv)", Shape::all_to_all, alltoall)},

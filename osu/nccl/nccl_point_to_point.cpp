@@ -15,17 +15,18 @@ class NcclTransport : public Transport {
 
   void send(const void* data, std::size_t bytes, int peer) override {
     const Session& s = session();
-    finish(ncclSend(data, bytes, ncclInt8, peer, s.comm, s.stream), "ncclSend");
+    finish(ncclSend(data, bytes, ncclInt8, peer, s.comm, launch_stream()), "ncclSend");
   }
   void recv(void* data, std::size_t bytes, int peer) override {
     const Session& s = session();
-    finish(ncclRecv(data, bytes, ncclInt8, peer, s.comm, s.stream), "ncclRecv");
+    finish(ncclRecv(data, bytes, ncclInt8, peer, s.comm, launch_stream()), "ncclRecv");
   }
   void window(const void* out, void* in, std::size_t bytes, int sends, int recvs, int peer) override {
     const Session& s = session();
+    const cudaStream_t stream = launch_stream();
     check(ncclGroupStart(), "ncclGroupStart");
-    for (int w = 0; w < sends; ++w) check(ncclSend(out, bytes, ncclInt8, peer, s.comm, s.stream), "ncclSend");
-    for (int w = 0; w < recvs; ++w) check(ncclRecv(in, bytes, ncclInt8, peer, s.comm, s.stream), "ncclRecv");
+    for (int w = 0; w < sends; ++w) check(ncclSend(out, bytes, ncclInt8, peer, s.comm, stream), "ncclSend");
+    for (int w = 0; w < recvs; ++w) check(ncclRecv(in, bytes, ncclInt8, peer, s.comm, stream), "ncclRecv");
     finish(ncclGroupEnd(), "ncclGroupEnd");
   }
   void acknowledge(bool initiator, int peer) override {

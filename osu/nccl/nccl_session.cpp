@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,8 @@ void share_gpus_if_needed(MPI_Comm comm, int rank) {
                 local_ranks, cuda_device_count());
 }
 
+unsigned g_steps = 0;  // read_steps()
+
 }  // namespace
 
 // A nonblocking communicator's pending operation (initialisation, a group's launch) is over when its
@@ -35,6 +38,35 @@ static void wait_until_launched(const char* what) {
   ncclResult_t state = ncclInProgress;
   while (state == ncclInProgress) check(ncclCommGetAsyncError(session().comm, &state), "ncclCommGetAsyncError");
   if (state != ncclSuccess) check(state, what);
+}
+
+bool read_steps() {
+  const char* text = std::getenv("OSU_NCCL_STEPS");
+  if (text == nullptr || *text == '\0') return true;
+  struct Named {
+    const char* name;
+    unsigned bits;
+  };
+  constexpr Named kNamed[] = {{"device", kStepDevice}, {"order", kStepOrder}, {"event", kStepEvent},
+                              {"progress", kStepProgress | kStepEvent},
+                              {"all", kStepDevice | kStepOrder | kStepEvent | kStepProgress}};
+  const std::string list(text);
+  std::size_t from = 0;
+  while (from <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', from), list.size());
+    const std::string name = list.substr(from, comma - from);
+    unsigned bits = 0;
+    for (const Named& n : kNamed)
+      if (name == n.name) bits = n.bits;
+    if (bits == 0) {
+      std::fprintf(stderr, "osu_nccl: OSU_NCCL_STEPS: unknown step '%s' (device, order, event, progress, all)\n",
+                   name.c_str());
+      return false;
+    }
+    g_steps |= bits;
+    from = comma + 1;
+  }
+  return true;
 }
 
 Session& session() {
@@ -74,20 +106,60 @@ void setup(MPI_Comm comm) {
     check(ncclCommInitRank(&s.comm, s.ranks, id, s.rank), "ncclCommInitRank");
   }
   check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  s.steps = g_steps;
+  if (s.steps != 0 && s.rank == 0)
+    std::printf("# OSU_NCCL_STEPS=%s: the library's direct-path steps on raw NCCL\n", std::getenv("OSU_NCCL_STEPS"));
+  if (s.steps & kStepEvent) check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "cudaEventCreate");
+  if (s.steps & kStepOrder) check(cudaEventCreateWithFlags(&s.legacy_done, cudaEventDisableTiming), "cudaEventCreate");
+  if (s.steps & kStepProgress) MPI_Comm_dup(MPI_COMM_SELF, &s.progress_comm);
 }
 
 void teardown() {
   Session& s = session();
   if (s.comm) check(ncclCommDestroy(s.comm), "ncclCommDestroy");
   if (s.stream) cudaStreamDestroy(s.stream);
-  s.comm = nullptr;
-  s.stream = nullptr;
+  if (s.done) cudaEventDestroy(s.done);
+  if (s.legacy_done) cudaEventDestroy(s.legacy_done);
+  if (s.progress_comm != MPI_COMM_NULL) MPI_Comm_free(&s.progress_comm);
+  s = Session{};
+}
+
+cudaStream_t launch_stream() {
+  Session& s = session();
+  if (s.steps & kStepDevice) {
+    int device = 0;
+    for (int i = 0; i < 3; ++i) check(cudaGetDevice(&device), "cudaGetDevice");
+  }
+  if (s.steps & kStepOrder) {
+    const cudaError_t idle = cudaStreamQuery(cudaStreamLegacy);
+    if (idle == cudaErrorNotReady) {
+      check(cudaEventRecord(s.legacy_done, cudaStreamLegacy), "cudaEventRecord (legacy stream)");
+      check(cudaStreamWaitEvent(s.stream, s.legacy_done, 0), "cudaStreamWaitEvent");
+    } else {
+      check(idle, "cudaStreamQuery (legacy stream)");
+    }
+  }
+  return s.stream;
 }
 
 void finish(ncclResult_t launched, const char* what) {
   check(launched, what);
-  if (session().nonblocking) wait_until_launched(what);
-  check(cudaStreamSynchronize(session().stream), "cudaStreamSynchronize");
+  const Session& s = session();
+  if (s.nonblocking) wait_until_launched(what);
+  if ((s.steps & kStepEvent) == 0) {
+    check(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
+    return;
+  }
+  check(cudaEventRecord(s.done, s.stream), "cudaEventRecord");
+  for (;;) {
+    const cudaError_t state = cudaEventQuery(s.done);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) check(state, "cudaEventQuery");
+    if (s.steps & kStepProgress) {
+      int flag = 0;
+      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, s.progress_comm, &flag, MPI_STATUS_IGNORE);
+    }
+  }
 }
 
 }  // namespace osu::nccl

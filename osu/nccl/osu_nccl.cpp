@@ -8,6 +8,7 @@
 
 #include "nccl_collectives.h"
 #include "nccl_point_to_point.h"
+#include "nccl_session.h"
 
 namespace {
 
@@ -25,6 +26,7 @@ constexpr PointToPointEntry kPointToPoint[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!osu::nccl::read_steps()) return 2;
   // -o is read here, before MPI starts, since it decides which benchmark runs; getopt reads it again.
   std::string name = "allreduce";
   for (int i = 1; i + 1 < argc; ++i)

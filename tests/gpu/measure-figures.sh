@@ -10,7 +10,8 @@
 #   collectives-np2, collectives-np4  lib NCCL path (nonblocking and blocking NCCL communicators) and
 #                      default route vs raw NCCL, 8 B-4 MiB in one run per way, the five
 #                      collectives NCCL has [15.2: <= 1.10 to 64 KiB, <= 1.03 at >= 1 MiB]
-#   profile            the per-step profile of a blocking 8 B allreduce [15.2: own CPU <= 2 us]
+#   profile            the per-step profile of a blocking 8 B allreduce, and raw NCCL with the CUDA
+#                      and MPI calls of the library's direct path added (nccl-steps) [15.2: own CPU <= 2 us]
 #   host               host osu_allreduce 8 B with and without the library [15.3: <= 1.02], and
 #                      its profile (the classify column: what detection costs there)
 #   kinds              memory-kind detection per call, every kind [15.3: < 20 ns host, < 50 ns device]
@@ -42,7 +43,7 @@ while [[ $# -gt 0 && $1 == --* ]]; do
   shift
 done
 if [[ $# -lt 3 ]]; then
-  sed -n '7,27p' "$0" >&2
+  sed -n '7,28p' "$0" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd) out=$2
@@ -99,11 +100,12 @@ part_profile() {
   ((quick)) && iterations=200
   compare --np 2 --ways lib-nccl,lib-nccl-nb --profile osu_allreduce -d "$space" -m 8:8 -i "$iterations" -x 500 \
     -T float
-  # What a nonblocking NCCL communicator (the library's default kind) costs raw NCCL itself: NCCL 2.28
-  # launches every group of one from a thread it creates for that group (src/group.cc,
-  # ncclGroupEndInternal); lib-nccl-nb is the library on such communicators (MCRPMPI_NCCL_INLINE_LAUNCH=0),
-  # lib-nccl on its default blocking ones.
-  [[ -n $raw_nccl ]] && compare --np 2 --ways nccl,nccl-nb,lib-nccl,lib-nccl-nb osu_allreduce -d "$space" \
+  # Where the library's time over raw NCCL goes: nccl-steps is raw NCCL plus the CUDA and MPI calls of
+  # the library's direct blocking path (osu_nccl's OSU_NCCL_STEPS=all: cudaGetDevice, the legacy-stream
+  # query, an event polled with MPI probes instead of a stream synchronization), so nccl-steps/nccl is
+  # what those calls cost and lib-nccl/nccl-steps the rest. (Until 2026-11-27 this compared nccl-nb:
+  # raw NCCL on a nonblocking communicator, 2.06-2.99x nccl to 8 KiB on the H200.)
+  [[ -n $raw_nccl ]] && compare --np 2 --ways nccl,nccl-steps,lib-nccl osu_allreduce -d "$space" \
     "${small[@]}" -T float
   return 0
 }
