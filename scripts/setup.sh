@@ -2,6 +2,7 @@
 # Installs what mcrpmpi needs on Debian 12 (as root) and configures + builds it into build/.
 # Safe to run again: apt and pip skip what is already there, and CMake rebuilds incrementally.
 # CUDA 13 and NCCL are expected under /usr/local/cuda (compile and link only; no GPU is needed).
+# --packages-only: install the packages and stop (scripts/test.sh builds mpi4py meanwhile).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MCRPMPI_BUILD_DIR:-$root/build}
@@ -16,6 +17,7 @@ if [ -n "$missing" ]; then
   apt-get update -q >/dev/null
   apt-get install -y -q $missing >/dev/null
 fi
+[ "${1:-}" = --packages-only ] && exit 0
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} >/dev/null
 cmake --build "$build" -j "$(nproc)"

@@ -8,9 +8,12 @@ each of which must name the defect it stands for.
 With --library-env VAR=VALUE and --library-arg ARG the run with the library gets extra settings
 and arguments: `--library-env MCRPMPI_FAKE_DEVICE=1 --library-arg=--space --library-arg=fake-device`
 compares the library's device paths on the fake device with the base MPI on host memory.
+With --rank-preload LIB both runs preload LIB into the ranks (after the library in its run): the
+test suite's idle-yield shim on machines with fewer cores than ranks (tests/oversubscribed).
 
 usage: compare_with_base.py --mpiexec MPIEXEC --np N --library LIB [--allow REGEX]...
-                            [--library-env VAR=VALUE]... [--library-arg ARG]... -- PROGRAM [ARGS...]
+                            [--library-env VAR=VALUE]... [--library-arg ARG]... [--rank-preload LIB]
+                            -- PROGRAM [ARGS...]
 """
 import argparse
 import collections
@@ -24,8 +27,10 @@ import tempfile
 def run(args, prefix, preload):
     command = [args.mpiexec, "-n", str(args.np), "-genv", "MCRP_TEST_OUTCOMES", prefix]
     extra = []
+    preloads = ([args.library] if preload else []) + ([args.rank_preload] if args.rank_preload else [])
+    if preloads:
+        command += ["-genv", "LD_PRELOAD", ":".join(preloads)]
     if preload:
-        command += ["-genv", "LD_PRELOAD", args.library]
         for setting in args.library_env:
             key, _, value = setting.partition("=")
             command += ["-genv", key, value]
@@ -54,6 +59,7 @@ def main():
     parser.add_argument("--allow", action="append", default=[], help="regex of outcome lines allowed to differ")
     parser.add_argument("--library-env", action="append", default=[], help="VAR=VALUE for the run with the library")
     parser.add_argument("--library-arg", action="append", default=[], help="extra argument for the run with the library")
+    parser.add_argument("--rank-preload", default=None, help="a library preloaded into the ranks of both runs")
     parser.add_argument("program", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     if args.program and args.program[0] == "--":
