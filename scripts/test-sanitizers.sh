@@ -44,10 +44,11 @@ tsan_tests=(
 # Prints the ctest regex of the patterns given; fails naming each pattern that matches no test of
 # the build directory it runs in. An alternation counts as one pattern: each of its names must exist.
 check_named() {
-  local missing=0 pattern name
+  local missing=0 pattern name known
+  known=$(ctest -N | sed -n 's/^ *Test *#[0-9]*: //p')
   for pattern in "$@"; do
     while IFS= read -r name; do
-      if ! ctest -N -R "^mpi\.${name}\$" | grep -q '^Total Tests: [1-9]'; then
+      if ! grep -qE "^mpi\.${name}\$" <<<"$known"; then
         echo "test-sanitizers: no test matches ^mpi\.${name}\$ (renamed or removed?)" >&2
         missing=1
       fi

@@ -28,8 +28,6 @@ void share_gpus_if_needed(MPI_Comm comm, int rank) {
                 local_ranks, cuda_device_count());
 }
 
-unsigned g_steps = 0;  // read_steps()
-
 }  // namespace
 
 // A nonblocking communicator's pending operation (initialisation, a group's launch) is over when its
@@ -63,7 +61,7 @@ bool read_steps() {
                    name.c_str());
       return false;
     }
-    g_steps |= bits;
+    session().steps |= bits;
     from = comma + 1;
   }
   return true;
@@ -106,7 +104,6 @@ void setup(MPI_Comm comm) {
     check(ncclCommInitRank(&s.comm, s.ranks, id, s.rank), "ncclCommInitRank");
   }
   check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  s.steps = g_steps;
   if (s.steps != 0 && s.rank == 0)
     std::printf("# OSU_NCCL_STEPS=%s: the library's direct-path steps on raw NCCL\n", std::getenv("OSU_NCCL_STEPS"));
   if (s.steps & kStepEvent) check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "cudaEventCreate");

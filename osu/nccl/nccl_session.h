@@ -31,7 +31,7 @@ struct Session {
 // The session (valid between setup and teardown).
 Session& session();
 
-// Reads OSU_NCCL_STEPS for setup(); false (with a message) for a name it does not know.
+// Reads OSU_NCCL_STEPS into the session's steps; false (with a message) for a name it does not know.
 bool read_steps();
 
 // Makes the communicator over `comm` (collective) and a non-blocking stream; gives each rank its own
