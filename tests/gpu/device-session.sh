@@ -42,7 +42,7 @@ if found=$(tests/gpu/python-venv-on-device.sh .gpu build-gpu --no-build 2>>"$out
   suite_filter=()
   echo "python tests in the suite: $found"
 else
-  echo "python tests left out: no mpi4py on MPICH without building one (setup.log)"
+  echo "python tests left out: $(tail -1 "$out/logs/setup.log")"
 fi
 read -r -a fig_options <<<"${FIG_OPTIONS:---short}"
 MCRPMPI_FIGURES_BUDGET=${FIG_BUDGET:-290} tests/gpu/measure-figures.sh "${fig_options[@]}" build-gpu "$out/logs/figures" "${parts[@]}"

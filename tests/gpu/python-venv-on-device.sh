@@ -45,6 +45,9 @@ give_up() {
   exit 1
 }
 
+# Every Python test imports NumPy (the GPU machine's Python has it, beside CuPy and PyTorch); a
+# Python without it, such as a CPU machine's rehearsing this, gets no wrapper, so the tests skip.
+python3 -c 'import numpy' 2>/dev/null || give_up "the machine's python3 has no NumPy, which the Python tests need"
 runs_on_mpich && exit 0
 tag=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
 for wheel in "$deps"/py/mpi4py-*-"$tag"-*.whl; do
