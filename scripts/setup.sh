@@ -14,8 +14,9 @@ for p in $packages; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "ok 
 if [ -n "$missing" ]; then
   echo "setup: installing$missing"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q >/dev/null
-  apt-get install -y -q $missing >/dev/null
+  # A mirror's passing hiccup retried rather than failing the whole run.
+  apt-get -o Acquire::Retries=3 update -q >/dev/null
+  apt-get -o Acquire::Retries=3 install -y -q $missing >/dev/null
 fi
 [ "${1:-}" = --packages-only ] && exit 0
 
