@@ -20,11 +20,11 @@
 #   p2p                osu_latency / osu_bw on device buffers: staged, NCCL path (-A), raw NCCL, host
 #                      without the library [10: NCCL path >= 95% of raw bw at >= 1 MiB; staged 8 B];
 #                      osu_bw staged vs pipelined chunks on the base MPI (-A, channel mpi) [15.5]
-#   sanitizer          compute-sanitizer memcheck, racecheck, synccheck over GPU test programs [13.4]
+#   sanitizer          compute-sanitizer memcheck and racecheck over GPU test programs [13.4]
 # --fake runs the parts on CPU (the fake device, the test suite's fake NCCL; no raw NCCL, no
 # compute-sanitizer), to check this script; --quick cuts sizes and iterations for that check.
 # --short keeps every size but runs fewer iterations (large messages a tenth, host runs 5 instead of
-# 9) and, in the sanitizer part, racecheck and synccheck on one program only: for a session whose
+# 9) and, in the sanitizer part, racecheck on one program only: for a session whose
 # device time (15 minutes in all) cannot hold the full parts. Its figures are noisier, not different.
 # On a GPU: after `source .gpu/use-build-deps.sh` and a build (tests/gpu/run-gpu-suite.sh builds one);
 # osu-compare starts the MPS daemon itself when ranks share a GPU. MCRPMPI_FIGURES_BUDGET (seconds,
@@ -160,7 +160,11 @@ part_sanitizer() {
   local tool program failed=0 programs
   # One run that outlasts its limit (NCCL under a sanitizer is slow) is reported and the next starts.
   local limit=${MCRPMPI_SANITIZER_RUN_LIMIT:-150}
-  for tool in memcheck racecheck synccheck; do
+  # No synccheck: the library launches no kernels of its own, so synccheck could only judge NCCL's,
+  # and it flags their warp-specialised named barriers ("Barrier error detected. Divergent thread(s)
+  # in block" in the SendRecv kernel on the H200, 2026-11-27) and the run then stops unfinished.
+  # racecheck, also on NCCL's kernels alone, ran clean (0 hazards) and stays.
+  for tool in memcheck racecheck; do
     programs=("tests/gpu/mcrpmpi_gpu_collectives --path nccl" "tests/gpu/mcrpmpi_gpu_collectives --path mpi"
               "tests/gpu/test_nonblocking_gpu" "tests/mpi/test_p2p_linked --space device --assert env")
     ((short)) && [[ $tool != memcheck ]] && programs=("tests/gpu/mcrpmpi_gpu_collectives --path nccl")

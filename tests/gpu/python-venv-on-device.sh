@@ -25,16 +25,18 @@ mkdir -p "$libmpi" "$build/python-venv/bin"
 ln -sf "$(dirname "${MPICH_LIB:?source use-build-deps.sh first}")/libmpich.so.12" "$libmpi/libmpi.so.12"
 
 # The wrapper: the sdist's build first on the module path (when there is one), the link on the
-# library path (harmless for a build against libmpich.so.12).
-printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH} exec python3 "$@"\n' \
-  "$libmpi" "$site" >"$python"
+# library path (harmless for a build against libmpich.so.12), and mpi4py's wheel told which MPI to
+# load: left to choose, it loaded the GPU machine's Open MPI (an `orted` that fails to start,
+# 2026-11-27), whose `libmpi.so` its search tries before `libmpi.so.12`.
+printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH} MPI4PY_MPIABI=mpich MPI4PY_LIBMPI=%s exec python3 "$@"\n' \
+  "$libmpi" "$site" "$libmpi/libmpi.so.12" >"$python"
 chmod +x "$python"
 # Whether the wrapper's mpi4py runs on the unpacked MPICH (importing mpi4py.MPI initialises MPI as a
 # singleton, as mpi4py does; no launcher needed). Bounded: a GPU session cannot spare a hang here.
 runs_on_mpich() {
   timeout 60 "$python" -c "import mpi4py, mpi4py.MPI as MPI, sys
 version = MPI.Get_library_version()
-print('mpi4py', mpi4py.__version__, 'on', version.split(chr(10))[0])
+print('mpi4py', mpi4py.__version__, 'from', mpi4py.__file__, 'on', version.split(chr(10))[0])
 sys.exit(0 if version.startswith('MPICH') else 1)"
 }
 
@@ -48,6 +50,8 @@ give_up() {
 # Every Python test imports NumPy (the GPU machine's Python has it, beside CuPy and PyTorch); a
 # Python without it, such as a CPU machine's rehearsing this, gets no wrapper, so the tests skip.
 python3 -c 'import numpy' 2>/dev/null || give_up "the machine's python3 has no NumPy, which the Python tests need"
+# What decides which MPI an mpi4py loads, for the log when none runs on MPICH.
+env | grep -E '^(MPI4PY_|OMPI_|LD_LIBRARY_PATH=|PYTHONPATH=)' | sed 's/^/python-venv-on-device: environment: /' >&2 || true
 runs_on_mpich && exit 0
 tag=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
 for wheel in "$deps"/py/mpi4py-*-"$tag"-*.whl; do

@@ -7,9 +7,9 @@
 # killed with GPU work outstanding) run after the daemon is stopped.
 # MCRPMPI_SUITE_LOGS=DIR keeps what a batch session needs to study a failure afterwards: every test's
 # whole output (ctest's LastTest.log of each ctest run: tests-gpu.log, tests-mps-unsafe.log) and the
-# host stacks of every rank still running after MCRPMPI_STACKS_AFTER seconds (default 100, before the
-# 120 s test timeout; a passing test that runs longer gets stacks too, harmlessly; watchers
-# started by rank-env.sh) in DIR/hang-stacks.txt -- also when the suite is stopped from outside.
+# host stacks of every rank still running 30 s before its test's timeout (MCRPMPI_STACKS_AFTER=S: after
+# S seconds instead; watchers started by rank-env.sh) in DIR/hang-stacks.txt -- also when the suite
+# is stopped from outside.
 # Usage: tests/gpu/run-gpu-suite.sh [build-dir] [extra ctest arguments, e.g. -R python]
 #        tests/gpu/run-gpu-suite.sh build-dir --build-only   (configure and build the suite's tree, no tests)
 set -euo pipefail
@@ -29,7 +29,7 @@ if [[ -n $logs ]]; then
   mkdir -p "$logs"
   logs=$(cd "$logs" && pwd)
   MCRPMPI_STACKS_DIR=$(mktemp -d /tmp/mcrpmpi-stacks.XXXXXX)
-  export MCRPMPI_STACKS_AFTER=${MCRPMPI_STACKS_AFTER:-100} MCRPMPI_STACKS_DIR
+  export MCRPMPI_STACKS_DIR
 fi
 log_name=tests-gpu.log
 ctest_logs=$build/Testing/Temporary
@@ -45,7 +45,7 @@ keep_logs() {
   fi
   if compgen -G "$MCRPMPI_STACKS_DIR/*" >/dev/null; then
     cat "$MCRPMPI_STACKS_DIR"/* >"$logs/hang-stacks.txt"
-    echo "run-gpu-suite: host stacks of ranks still running after $MCRPMPI_STACKS_AFTER s: $logs/hang-stacks.txt"
+    echo "run-gpu-suite: host stacks of ranks still running near their timeout: $logs/hang-stacks.txt"
   fi
 }
 mcrpmpi_mps_begin "$max_test_ranks"

@@ -2,11 +2,14 @@
 """Digest of compute-sanitizer logs (one per process, --log-file): each distinct report once, with its
 count and whose it is, so a device command's output shows what matters in a few lines.
 
-A CUDA API error ("Program hit ...") whose host backtrace has no frame of the library or the test
-program is NCCL's own doing (its initialisation probes kernels with cudaFuncGetAttributes and expects
-some to fail): listed, not counted as a failure. Every other report fails the digest (exit 1) --
-memory errors inside NCCL's kernels included, since those kernels read the buffers the library hands
-them, and their host backtrace (NCCL launches from its own threads) cannot name the caller.
+A CUDA API error ("Program hit ...") that NCCL's own code made -- the innermost host frame outside
+the CUDA runtime and driver is in libnccl -- is NCCL's doing: its initialisation probes kernels with
+cudaFuncGetAttributes and expects some to fail (error 98 on the H100, 209 "no kernel image" on the
+H200). Listed, not counted as a failure, also when the library's frames follow further out (NCCL's
+setup runs from the library's thread on blocking communicators). Every other report fails the
+digest (exit 1) -- memory errors inside NCCL's kernels included, since those kernels read the
+buffers the library hands them, and their host backtrace cannot name the caller -- and so does a
+log without a summary line (the process did not finish under the tool).
 
 Usage: sanitizer_digest.py LOG...
 """
@@ -15,6 +18,7 @@ import re
 import sys
 
 OTHERS = ("libnccl", "libcuda", "libcudart", "libc.so", "ld-linux", "libstdc++", "libgcc", "libpthread")
+CUDA = ("libcuda", "libcudart")
 
 
 def reports(lines):
@@ -43,6 +47,15 @@ def owner(details):
     return None
 
 
+def nccl_caller(details):
+    """The frame that made the API call when it is NCCL's (the innermost one outside the CUDA
+    runtime and driver), or None."""
+    for d in details:
+        if d.startswith("Host Frame:") and not any(lib in d for lib in CUDA):
+            return d[len("Host Frame:"):].strip() if "libnccl" in d else None
+    return None
+
+
 def main(paths):
     failing = 0
     for path in paths:
@@ -55,13 +68,15 @@ def main(paths):
             continue
         summary = [l for l in lines if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l]
         print("%s: %s" % (path, summary[-1].strip("= ") if summary else "no summary (the run did not finish)"))
+        failing += 0 if summary else 1
         seen = collections.OrderedDict()
         for headline, details in reports(lines):
             # Addresses and thread numbers differ from report to report of one defect.
             key = re.sub(r"0x[0-9a-f]+|\(\d+,\d+,\d+\)|\d+ bytes", "#", headline)
-            ours = owner(details)
-            nccl_probe = headline.startswith("Program hit") and ours is None
-            where = ours or next((d for d in details if d.startswith(("at ", "Host Frame:"))), "")
+            ours, by_nccl = owner(details), nccl_caller(details)
+            nccl_probe = headline.startswith("Program hit") and (ours is None or by_nccl is not None)
+            where = (by_nccl if nccl_probe else ours) or next(
+                (d for d in details if d.startswith(("at ", "Host Frame:"))), "")
             count, first = seen.get(key, (0, (headline, where, nccl_probe)))
             seen[key] = (count + 1, first)
         for count, (headline, where, nccl_probe) in seen.values():
