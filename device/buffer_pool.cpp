@@ -22,10 +22,40 @@
 namespace mcrp::device {
 namespace {
 
-// Idle blocks of one kind and device, by capacity: shelf k holds blocks of 2^k bytes. Capacities
-// are powers of two, so finding a block is two indexings instead of a search (a staged call takes
-// and returns two blocks, issue 15's per-call cost).
-using Shelves = std::array<std::vector<char*>, 64>;
+// The blocks of one capacity, kind and device: the idle ones, and how many were out at once lately.
+// A window ends each time no block of the kind is out (a round of the program's traffic); what a
+// capacity needed at once in the current and the previous window is what a trim keeps for it
+// before anything else (take_for_excess): blocks beyond that belong to sizes the program has left
+// behind. While a trim is queued no window ends (the trim ends it, if nothing is out by then), so
+// that the trim judges the windows the release that queued it saw: osu_bw's acknowledgement, a
+// small block alone in a window after the data's, queues the trim, and had that window ended
+// before the trim ran, the data's 4 MiB blocks would have looked unneeded. Ending windows at every
+// trim instead made the 4 MiB blocks look unneeded while they came back one by one.
+struct Shelf {
+  std::vector<char*> idle;
+  std::size_t out = 0;            // handed out now (pageable stand-ins of this capacity too)
+  std::size_t peak = 0;           // most out at once in `window`
+  std::size_t previous_peak = 0;  // ... in the window before it
+  std::uint64_t window = 0;
+
+  // Brings the peaks to window `now` of the kind (windows it saw no call in needed nothing).
+  void enter(std::uint64_t now) {
+    if (window == now) return;
+    previous_peak = window + 1 == now ? peak : 0;
+    peak = out;
+    window = now;
+  }
+  void hand_out() { peak = std::max(peak, ++out); }
+  // Idle blocks beyond what the last two windows needed at once.
+  std::size_t surplus() const {
+    const std::size_t held = idle.size() + out, needed = std::max(peak, previous_peak);
+    return held > needed ? std::min(held - needed, idle.size()) : 0;
+  }
+};
+
+// Shelf k holds blocks of 2^k bytes. Capacities are powers of two, so finding a block is two
+// indexings instead of a search (a staged call takes and returns two blocks, issue 15's per-call cost).
+using Shelves = std::array<Shelf, 64>;
 
 // The shelf of blocks of `capacity` bytes (a power of two).
 std::size_t shelf_index(std::size_t capacity) { return static_cast<std::size_t>(__builtin_ctzll(capacity)); }
@@ -38,13 +68,21 @@ struct Pool {
   bool trim_queued = false;            // a trim_to_limits waits on the background thread
   std::array<bool, 64> warming{};      // a pinned block of 2^k bytes is to be allocated at a quiet moment
   std::vector<std::pair<const char*, std::size_t>> pageable_live;  // stand-ins handed out: start, capacity
+  std::uint64_t windows[2] = {0, 0};   // by BufferKind: windows ended (moments no block was out)
 
-  std::vector<char*>& shelf(BufferKind kind, int device, std::size_t capacity) {
+  std::uint64_t& window(BufferKind kind) { return windows[kind == BufferKind::device ? 1 : 0]; }
+  Shelf& shelf(BufferKind kind, int device, std::size_t capacity) {
     const std::size_t k = shelf_index(capacity);
-    if (kind == BufferKind::pinned_host) return pinned[k];
-    const auto slot = static_cast<std::size_t>(device < 0 ? 0 : device + 1);
-    if (slot >= device_blocks.size()) device_blocks.resize(slot + 1);
-    return device_blocks[slot][k];
+    Shelf* s = nullptr;
+    if (kind == BufferKind::pinned_host) {
+      s = &pinned[k];
+    } else {
+      const auto slot = static_cast<std::size_t>(device < 0 ? 0 : device + 1);
+      if (slot >= device_blocks.size()) device_blocks.resize(slot + 1);
+      s = &device_blocks[slot][k];
+    }
+    s->enter(window(kind));
+    return *s;
   }
 };
 
@@ -57,6 +95,17 @@ std::size_t limit_from_env(const char* name, std::size_t fallback) {
 }
 
 PoolUsage& usage_of(Pool& p, BufferKind kind) { return p.usage[kind == BufferKind::device ? 1 : 0]; }
+
+// Counts `capacity` bytes of `shelf` back in.
+void hand_back(Pool& p, BufferKind kind, Shelf& shelf, std::size_t capacity) {
+  --shelf.out;
+  usage_of(p, kind).in_use -= capacity;
+}
+
+// Ends the kind's window when nothing of it is out, unless a trim is queued (Shelf).
+void maybe_end_window(Pool& p, BufferKind kind) {
+  if (usage_of(p, kind).in_use == 0 && !p.trim_queued) ++p.window(kind);
+}
 
 Pool& pool() {
   static Pool* instance = [] {  // never destroyed: buffers may be released during exit
@@ -121,24 +170,32 @@ struct Taken {
   std::size_t capacity;
 };
 
-// Takes one idle block of `shelves` off the pool (from `cached` to `freeing`) to free `excess` bytes:
-// the smallest block that covers the excess, else the largest (and the caller comes back for more);
-// false when there is none. The smallest that covers it, so that a program whose working set sits
-// right at the limit gives up a small block rather than one of the large ones it needs again next
-// time: osu_bw's 64 messages of 4 MiB are 256 MiB of staging blocks, the pinned default, and with the
-// largest freed first every iteration freed and allocated one of them again (cudaFreeHost waits for
-// the whole device). Whatever is freed, one free usually suffices: each costs a device
-// synchronization. Called with the pool's lock held.
+// Takes one idle block of `shelves` off the pool (from `cached` to `freeing`) to free `excess` bytes,
+// first from the capacities holding more than they needed lately (Shelf::surplus: sizes the program
+// left behind; osu_bw from 1 to 4 MiB kept its 1 and 2 MiB blocks and freed 4 MiB ones until it
+// was), then from any: the smallest block that covers the excess, else the largest (and the caller
+// comes back for more); false when there is none. The smallest that covers it, so that a program
+// whose working set sits right at the limit gives up a small block rather than one of the large
+// ones it needs again next time: osu_bw's 64 messages of 4 MiB are 256 MiB of staging blocks, the
+// pinned default, and with the largest freed first every iteration freed and allocated one of them
+// again (cudaFreeHost waits for the whole device). Whatever is freed, one free usually suffices: each
+// costs a device synchronization. Called with the pool's lock held.
 bool take_for_excess(Pool& p, Shelves& shelves, BufferKind kind, int device, std::size_t excess, Taken* taken) {
-  std::size_t chosen = shelves.size();
-  for (std::size_t k = 0; k < shelves.size(); ++k) {
-    if (shelves[k].empty()) continue;
-    chosen = k;  // ends as the largest non-empty shelf unless one covers the excess first
-    if ((std::size_t{1} << k) >= excess) break;
-  }
+  const auto choose = [&](bool surplus_only) {
+    std::size_t chosen = shelves.size();
+    for (std::size_t k = 0; k < shelves.size(); ++k) {
+      shelves[k].enter(p.window(kind));
+      if (surplus_only ? shelves[k].surplus() == 0 : shelves[k].idle.empty()) continue;
+      chosen = k;  // ends as the largest such shelf unless one covers the excess first
+      if ((std::size_t{1} << k) >= excess) break;
+    }
+    return chosen;
+  };
+  std::size_t chosen = choose(true);
+  if (chosen == shelves.size()) chosen = choose(false);
   if (chosen == shelves.size()) return false;
-  *taken = Taken{shelves[chosen].back(), kind, device, std::size_t{1} << chosen};
-  shelves[chosen].pop_back();
+  *taken = Taken{shelves[chosen].idle.back(), kind, device, std::size_t{1} << chosen};
+  shelves[chosen].idle.pop_back();
   PoolUsage& usage = usage_of(p, kind);
   usage.cached -= taken->capacity;
   usage.freeing += taken->capacity;
@@ -188,6 +245,8 @@ void trim_to_limits() {
     std::lock_guard<std::mutex> lock(p.mutex);
     p.trim_queued = false;
     taken = take_idle(p, [](const PoolUsage& usage) { return usage.cached > usage.limit ? usage.cached - usage.limit : 0; });
+    maybe_end_window(p, BufferKind::pinned_host);  // the end a queued trim held back
+    maybe_end_window(p, BufferKind::device);
   }
   free_taken(taken);
 }
@@ -209,14 +268,15 @@ char* take_idle_block(BufferKind kind, int device, std::size_t* capacity, bool l
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mutex);
   std::size_t size = *capacity;
-  std::vector<char*>* blocks = &p.shelf(kind, device, size);
-  while (larger && blocks->empty() && size < (std::size_t{1} << 62)) {
+  Shelf* shelf = &p.shelf(kind, device, size);
+  while (larger && shelf->idle.empty() && size < (std::size_t{1} << 62)) {
     size <<= 1;
-    blocks = &p.shelf(kind, device, size);
+    shelf = &p.shelf(kind, device, size);
   }
-  if (blocks->empty()) return nullptr;
-  char* block = blocks->back();
-  blocks->pop_back();
+  if (shelf->idle.empty()) return nullptr;
+  char* block = shelf->idle.back();
+  shelf->idle.pop_back();
+  shelf->hand_out();
   PoolUsage& usage = usage_of(p, kind);
   usage.cached -= size;
   usage.in_use += size;
@@ -232,13 +292,13 @@ void warm(std::size_t capacity) {
     std::lock_guard<std::mutex> lock(p.mutex);
     p.warming[shelf_index(capacity)] = false;
     const PoolUsage& usage = usage_of(p, BufferKind::pinned_host);
-    if (usage.cached + capacity > usage.limit || !p.shelf(BufferKind::pinned_host, -1, capacity).empty()) return;
+    if (usage.cached + capacity > usage.limit || !p.shelf(BufferKind::pinned_host, -1, capacity).idle.empty()) return;
   }
   char* block = nullptr;
   if (!allocate_block(BufferKind::pinned_host, -1, capacity, &block).ok()) return;
   std::lock_guard<std::mutex> lock(p.mutex);
   usage_of(p, BufferKind::pinned_host).cached += capacity;
-  p.shelf(BufferKind::pinned_host, -1, capacity).push_back(block);
+  p.shelf(BufferKind::pinned_host, -1, capacity).idle.push_back(block);
 }
 
 // Allocates a block and counts it in use.
@@ -247,6 +307,7 @@ Status allocate_in_use(BufferKind kind, int device, std::size_t capacity, char**
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mutex);
   usage_of(p, kind).in_use += capacity;
+  p.shelf(kind, device, capacity).hand_out();
   return {};
 }
 
@@ -270,6 +331,7 @@ Status new_block(BufferKind kind, int device, std::size_t* capacity, char** bloc
     std::lock_guard<std::mutex> lock(p.mutex);
     PoolUsage& usage = usage_of(p, kind);
     usage.in_use += *capacity;
+    p.shelf(kind, device, *capacity).hand_out();
     ++usage.pageable_blocks;
     p.pageable_live.emplace_back(*block, *capacity);
     g_pageable_live.store(p.pageable_live.size(), std::memory_order_release);
@@ -308,7 +370,8 @@ void Buffer::release_pageable() {
   {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
-    usage_of(p, kind_).in_use -= capacity_;
+    hand_back(p, kind_, p.shelf(kind_, device_, capacity_), capacity_);
+    maybe_end_window(p, kind_);
     auto& live = p.pageable_live;
     live.erase(std::find(live.begin(), live.end(), std::make_pair(static_cast<const char*>(data_), capacity_)));
     g_pageable_live.store(live.size(), std::memory_order_release);
@@ -339,14 +402,16 @@ void Buffer::release() {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
     PoolUsage& usage = usage_of(p, kind_);
-    usage.in_use -= capacity_;
+    Shelf& shelf = p.shelf(kind_, device_, capacity_);
+    hand_back(p, kind_, shelf, capacity_);
     if (reusable) {
       usage.cached += capacity_;
-      p.shelf(kind_, device_, capacity_).push_back(data_);
+      shelf.idle.push_back(data_);
       trim = usage.cached > usage.limit && !std::exchange(p.trim_queued, true);
     } else {
       usage.freeing += capacity_;
     }
+    maybe_end_window(p, kind_);
   }
   if (!reusable) free_in_background(kind_, device_, data_, capacity_);
   if (trim) defer_until_quiet(trim_to_limits);

@@ -4,9 +4,10 @@
 //
 // The idle blocks kept per kind are bounded (MCRPMPI_PINNED_POOL_LIMIT, MCRPMPI_DEVICE_POOL_LIMIT,
 // bytes, default 256 MiB and 512 MiB): when a returned block puts the cache past the limit, the
-// idle blocks are freed until it is within (the smallest block that covers the excess, else the
-// largest, and again), so a program whose message sizes wander keeps
-// at most the limit cached, not its history. The frees run on a background thread at a moment no
+// idle blocks are freed until it is within -- first those of sizes the program no longer needs
+// (beyond what each size had out at once lately), then the smallest block that covers the excess,
+// else the largest, and again -- so a program whose message sizes wander keeps at most the limit
+// cached, not its history, and a size it moves to is not starved by the sizes it left. The frees run on a background thread at a moment no
 // NCCL work is in flight (device/quiet_work.h: cudaFree and cudaFreeHost wait for the whole
 // device); until then the blocks stay reusable.
 //
