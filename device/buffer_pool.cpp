@@ -38,14 +38,19 @@ struct Shelf {
   std::size_t previous_peak = 0;  // ... in the window before it
   std::uint64_t window = 0;
 
-  // Brings the peaks to window `now` of the kind (windows it saw no call in needed nothing).
+  // Brings the peaks to window `now` of the kind (windows it saw no call in needed nothing). Only
+  // hand_out and the trim need it: a window starts with nothing out, so a return before the
+  // shelf's first hand-out in it changes nothing.
   void enter(std::uint64_t now) {
     if (window == now) return;
     previous_peak = window + 1 == now ? peak : 0;
     peak = out;
     window = now;
   }
-  void hand_out() { peak = std::max(peak, ++out); }
+  void hand_out(std::uint64_t now) {
+    enter(now);
+    peak = std::max(peak, ++out);
+  }
   // Idle blocks beyond what the last two windows needed at once.
   std::size_t surplus() const {
     const std::size_t held = idle.size() + out, needed = std::max(peak, previous_peak);
@@ -73,16 +78,10 @@ struct Pool {
   std::uint64_t& window(BufferKind kind) { return windows[kind == BufferKind::device ? 1 : 0]; }
   Shelf& shelf(BufferKind kind, int device, std::size_t capacity) {
     const std::size_t k = shelf_index(capacity);
-    Shelf* s = nullptr;
-    if (kind == BufferKind::pinned_host) {
-      s = &pinned[k];
-    } else {
-      const auto slot = static_cast<std::size_t>(device < 0 ? 0 : device + 1);
-      if (slot >= device_blocks.size()) device_blocks.resize(slot + 1);
-      s = &device_blocks[slot][k];
-    }
-    s->enter(window(kind));
-    return *s;
+    if (kind == BufferKind::pinned_host) return pinned[k];
+    const auto slot = static_cast<std::size_t>(device < 0 ? 0 : device + 1);
+    if (slot >= device_blocks.size()) device_blocks.resize(slot + 1);
+    return device_blocks[slot][k];
   }
 };
 
@@ -276,7 +275,7 @@ char* take_idle_block(BufferKind kind, int device, std::size_t* capacity, bool l
   if (shelf->idle.empty()) return nullptr;
   char* block = shelf->idle.back();
   shelf->idle.pop_back();
-  shelf->hand_out();
+  shelf->hand_out(p.window(kind));
   PoolUsage& usage = usage_of(p, kind);
   usage.cached -= size;
   usage.in_use += size;
@@ -307,7 +306,7 @@ Status allocate_in_use(BufferKind kind, int device, std::size_t capacity, char**
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mutex);
   usage_of(p, kind).in_use += capacity;
-  p.shelf(kind, device, capacity).hand_out();
+  p.shelf(kind, device, capacity).hand_out(p.window(kind));
   return {};
 }
 
@@ -331,7 +330,7 @@ Status new_block(BufferKind kind, int device, std::size_t* capacity, char** bloc
     std::lock_guard<std::mutex> lock(p.mutex);
     PoolUsage& usage = usage_of(p, kind);
     usage.in_use += *capacity;
-    p.shelf(kind, device, *capacity).hand_out();
+    p.shelf(kind, device, *capacity).hand_out(p.window(kind));
     ++usage.pageable_blocks;
     p.pageable_live.emplace_back(*block, *capacity);
     g_pageable_live.store(p.pageable_live.size(), std::memory_order_release);
