@@ -39,7 +39,7 @@ struct Shelf {
   std::uint64_t window = 0;
 
   // Brings the peaks to window `now` of the kind (windows it saw no call in needed nothing). Only
-  // hand_out and the trim need it: a window starts with nothing out, so a return before the
+  // count_out and the trim need it: a window starts with nothing out, so a return before the
   // shelf's first hand-out in it changes nothing.
   void enter(std::uint64_t now) {
     if (window == now) return;
@@ -47,7 +47,7 @@ struct Shelf {
     peak = out;
     window = now;
   }
-  void hand_out(std::uint64_t now) {
+  void count_out(std::uint64_t now) {
     enter(now);
     peak = std::max(peak, ++out);
   }
@@ -95,7 +95,13 @@ std::size_t limit_from_env(const char* name, std::size_t fallback) {
 
 PoolUsage& usage_of(Pool& p, BufferKind kind) { return p.usage[kind == BufferKind::device ? 1 : 0]; }
 
-// Counts `capacity` bytes of `shelf` back in.
+// Counts a block of `shelf` (`capacity` bytes) out: a hand-out, from the shelf or newly allocated.
+void hand_out(Pool& p, BufferKind kind, Shelf& shelf, std::size_t capacity) {
+  shelf.count_out(p.window(kind));
+  usage_of(p, kind).in_use += capacity;
+}
+
+// Counts it back in.
 void hand_back(Pool& p, BufferKind kind, Shelf& shelf, std::size_t capacity) {
   --shelf.out;
   usage_of(p, kind).in_use -= capacity;
@@ -275,10 +281,8 @@ char* take_idle_block(BufferKind kind, int device, std::size_t* capacity, bool l
   if (shelf->idle.empty()) return nullptr;
   char* block = shelf->idle.back();
   shelf->idle.pop_back();
-  shelf->hand_out(p.window(kind));
-  PoolUsage& usage = usage_of(p, kind);
-  usage.cached -= size;
-  usage.in_use += size;
+  usage_of(p, kind).cached -= size;
+  hand_out(p, kind, *shelf, size);
   *capacity = size;
   return block;
 }
@@ -305,8 +309,7 @@ Status allocate_in_use(BufferKind kind, int device, std::size_t capacity, char**
   MCRP_TRY(allocate_block(kind, device, capacity, block));
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mutex);
-  usage_of(p, kind).in_use += capacity;
-  p.shelf(kind, device, capacity).hand_out(p.window(kind));
+  hand_out(p, kind, p.shelf(kind, device, capacity), capacity);
   return {};
 }
 
@@ -328,10 +331,8 @@ Status new_block(BufferKind kind, int device, std::size_t* capacity, char** bloc
   {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
-    PoolUsage& usage = usage_of(p, kind);
-    usage.in_use += *capacity;
-    p.shelf(kind, device, *capacity).hand_out(p.window(kind));
-    ++usage.pageable_blocks;
+    hand_out(p, kind, p.shelf(kind, device, *capacity), *capacity);
+    ++usage_of(p, kind).pageable_blocks;
     p.pageable_live.emplace_back(*block, *capacity);
     g_pageable_live.store(p.pageable_live.size(), std::memory_order_release);
     queue_warm = !std::exchange(p.warming[shelf_index(*capacity)], true);

@@ -7,9 +7,9 @@
 // idle blocks are freed until it is within -- first those of sizes the program no longer needs
 // (beyond what each size had out at once lately), then the smallest block that covers the excess,
 // else the largest, and again -- so a program whose message sizes wander keeps at most the limit
-// cached, not its history, and a size it moves to is not starved by the sizes it left. The frees run on a background thread at a moment no
-// NCCL work is in flight (device/quiet_work.h: cudaFree and cudaFreeHost wait for the whole
-// device); until then the blocks stay reusable.
+// cached, not its history, and a size it moves to is not starved by the sizes it left. The frees
+// run on a background thread at a moment no NCCL work is in flight (device/quiet_work.h: cudaFree
+// and cudaFreeHost wait for the whole device); until then the blocks stay reusable.
 //
 // New pinned blocks are allocated only at such a moment too (cudaMallocHost may wait likewise).
 // A call that needs one while NCCL work is in flight gets a larger idle pinned block, else a

@@ -2,8 +2,9 @@
 # Wraps one rank on a shared GPU: a distinct NCCL_HOSTID per rank makes NCCL treat the ranks as
 # separate hosts (FIELD-NOTES, "Testing several ranks on one GPU"); tests only. With
 # MCRPMPI_STACKS_DIR set, a watcher writes the rank's host stacks there if it is still running 30 s
-# before its test's timeout (MCRPMPI_TEST_LIMIT_S, which mcrpmpi_add_mpi_test and the Python GPU tests pass;
-# 120 when unset), or after MCRPMPI_STACKS_AFTER seconds when that is set (stacks-after.sh). Not
+# before its test's timeout (MCRPMPI_TEST_LIMIT_S, which mcrpmpi_add_mpi_test and the Python GPU
+# tests pass; 120 when unset), or after MCRPMPI_STACKS_AFTER seconds when that is set
+# (stacks-after.sh). Not
 # sooner: on the GPU machine the debugger is cuda-gdb, whose attach runs code inside the rank, so a
 # test that is only slow must not meet it (on 2026-11-27 gpu.memory_flat.np2's resident memory grew
 # by 38 MiB, a failure, after the watcher came at 100 s of its 140; alone it passed).

@@ -2,7 +2,8 @@
 # Writes the host stacks of process PID (every thread, gdb or else cuda-gdb) to a file in DIR once it
 # has run SECONDS, and ends at once if it exits before: a test that hangs on a machine one can only
 # reach through a batch command then still says where it is. Started by rank-env.sh for each rank
-# when MCRPMPI_STACKS_DIR is set (tests/gpu/run-gpu-suite.sh sets it), at SECONDS 30 before the test's timeout.
+# when MCRPMPI_STACKS_DIR is set (tests/gpu/run-gpu-suite.sh sets it), with SECONDS 30 before the
+# test's timeout.
 # Under MPS cuda-gdb says "Late attach is not supported with CUDA MPS" and still prints the host
 # threads' stacks, which is what a hang needs.
 # Usage: tests/gpu/stacks-after.sh PID SECONDS DIR

@@ -103,8 +103,8 @@ TEST(BufferPool, AWorkingSetOverTheLimitKeepsItsLargeBlocks) {
 // the 256 MiB default), the trims at 4 MiB freed 4 MiB blocks (the smallest that covered each
 // excess, or the largest) and kept the stale ones, and every iteration allocated and freed about 48
 // blocks of 4 MiB again: 1603 MB/s against 4279 at 2 MiB on the H200 (2026-11-27). Blocks in excess
-// of what their size needed at once in the last two windows (a window ends when no block is out,
-// and after a trim) go first: the first trim here still sees the 1 KiB blocks' last window and
+// of what their size needed at once in the last two windows (a window ends when no block is out;
+// not while a trim is queued) go first: the first trim here still sees the 1 KiB blocks' last window and
 // frees a 2 KiB block, the second frees the 1 KiB ones, and from the third iteration on the 2 KiB
 // blocks all come from the cache (before: never).
 TEST(BufferPool, AGrowingSizeGivesUpTheSizesItLeftBehind) {
