@@ -17,10 +17,15 @@
 #   kinds              memory-kind detection per call, every kind [15.3: < 20 ns host, < 50 ns device]
 #   staged             pipelined staged path vs max(copies, host collective), 4-64 MiB, and its
 #                      8 B latency [15.5: <= 1.25; 8 B not slower than 20.5 us]
-#   p2p                osu_latency / osu_bw on device buffers: staged, NCCL path (-A), raw NCCL, host
-#                      without the library [10: NCCL path >= 95% of raw bw at >= 1 MiB; staged 8 B];
-#                      osu_bw staged vs pipelined chunks on the base MPI (-A, channel mpi) [15.5]
+#   p2p                osu_bw, osu_bibw, osu_latency on device buffers: staged, NCCL path (-A), raw
+#                      NCCL, host without the library [10: NCCL path >= 95% of raw bw at >= 1 MiB;
+#                      staged 8 B]; osu_bw staged vs pipelined chunks on the base MPI (-A, channel
+#                      mpi) [15.5]
 #   sanitizer          compute-sanitizer memcheck and racecheck over GPU test programs [13.4]
+#   tune               mcrpmpi-tune on 2 ranks (8 B-64 MiB): OUTDIR/tune/tuning.{json,csv,svg}, the
+#                      machine's table to ship as an example, its quality, and osu_allreduce /
+#                      osu_bcast routed by it (lib-tuned) beside raw NCCL and both paths (the
+#                      built-in table's route is the NCCL path) [15.6]
 # --fake runs the parts on CPU (the fake device, the test suite's fake NCCL; no raw NCCL, no
 # compute-sanitizer), to check this script; --quick cuts sizes and iterations for that check.
 # --short keeps every size but runs fewer iterations (large messages a tenth, host runs 5 instead of
@@ -43,7 +48,7 @@ while [[ $# -gt 0 && $1 == --* ]]; do
   shift
 done
 if [[ $# -lt 3 ]]; then
-  sed -n '7,28p' "$0" >&2
+  sed -n '7,33p' "$0" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd) out=$2
@@ -66,12 +71,15 @@ fi
 # MPI, CUDA and NCCL once instead of twice: on the H200 a start cost more than the measuring did.
 if ((quick)); then
   small=(-m 8:64 -i 50 -x 5) large=(-m 1048576:1048576 -i 3 -x 1) big=(-m 4194304:4194304 -i 2 -x 1) repeat=1
+  bandwidth=("${large[@]}")
   all=(-m 4096:16384 -i 20:3 -x 2:1 -L 8192)
 elif ((short)); then
   small=(-m 8:65536 -i 500 -x 50) large=(-m 1048576:4194304 -i 10 -x 2) big=(-m 4194304:67108864 -i 4 -x 1)
+  bandwidth=(-m 1048576:4194304 -i 30 -x 3)
   all=(-m 8:4194304 -i 500:10 -x 50:2 -L 65536) repeat=3
 else
   small=(-m 8:65536 -i 1000 -x 100) large=(-m 1048576:4194304 -i 100 -x 10) big=(-m 4194304:67108864 -i 10 -x 2)
+  bandwidth=("${large[@]}")
   all=(-m 8:4194304 -i 1000:100 -x 100:10 -L 65536) repeat=3
 fi
 
@@ -139,17 +147,40 @@ part_staged() {
 }
 
 part_p2p() {
-  compare --np 2 --ways "host,lib,lib-nccl,copy${raw_nccl:+,nccl}" osu_latency -d "$space" "${small[@]}"
-  compare --np 2 --ways "${raw_nccl}lib-nccl,lib-nccl-nb,lib" osu_bw -d "$space" "${large[@]}"
+  # The open goals first, so that the budget cuts what is settled: the NCCL path's bandwidth against
+  # raw NCCL (>= 95 % at >= 1 MiB; on the H200, 2026-11-27, 10 iterations were too few to say), with
+  # `bandwidth`'s iterations in --short.
+  compare --np 2 --ways "${raw_nccl}lib-nccl,lib" osu_bw -d "$space" "${bandwidth[@]}"
   # The staged path (lib: one copy each way around one base-MPI message) against the device-only
-  # protocol's pipelined chunks through the base MPI (lib-chunked), and host buffers as the bound.
+  # protocol's pipelined chunks through the base MPI (lib-chunked), and host buffers as the bound:
+  # whether the staging pool's fix (2026-11-27) ended the staged path's fall at 4 MiB (1603 MB/s
+  # against 4279 at 2 MiB on the H200 that day, the pool reallocating its blocks every iteration).
   compare --np 2 --ways "lib,lib-chunked,host" osu_bw -d "$space" "${large[@]}"
-  # The staged path's fall at 4 MiB on the H200 (2026-11-26: 1814 MB/s against 5229 at 2 MiB):
-  # osu_bw's 64 messages in flight are 256 MiB of staging blocks a rank, the pinned pool's default
-  # limit. The same with a limit four times larger says whether the pool is the cause.
+  compare --np 2 --ways "${raw_nccl}lib-nccl,lib" osu_bibw -d "$space" "${large[@]}"
+  # Latency (goal met on the H200, 2026-11-27: staged 0.94-1.06 of host + one copy each way).
+  compare --np 2 --ways "host,lib,lib-nccl,copy${raw_nccl:+,nccl}" osu_latency -d "$space" "${small[@]}"
+  # With the pool's limit four times larger: whether 4 MiB in osu_bw's 64 messages in flight (256
+  # MiB of staging blocks a rank, the default limit) still costs the staged path anything.
   echo "# MCRPMPI_PINNED_POOL_LIMIT=1G:"
   (export MCRPMPI_PINNED_POOL_LIMIT=1G; compare --np 2 --ways "lib,lib-chunked" osu_bw -d "$space" "${large[@]}")
-  compare --np 2 --ways "${raw_nccl}lib-nccl,lib" osu_bibw -d "$space" "${large[@]}"
+}
+
+part_tune() {
+  local dir=$out/tune max=67108864 coll
+  ((quick)) && max=65536
+  mkdir -p "$dir"
+  # with-mps as osu-compare uses it: the daemon when the ranks share a GPU, nothing otherwise.
+  local cmd=("$root/scripts/with-mps" -- mpiexec -n 2 "$root/tests/gpu/rank-env.sh" "$build/tuning/mcrpmpi-tune"
+             --max-bytes "$max" -o "$dir/tuning.json" --csv "$dir/tuning.csv" --plot "$dir/tuning.svg")
+  echo "\$ ${cmd[*]#$root/}"
+  # It prints the table's quality (chosen/best per point, the worst ratio) after writing the files.
+  "${cmd[@]}" || return 1
+  echo
+  for coll in allreduce bcast; do
+    # shellcheck disable=SC2046
+    compare --np 2 --tuning-file "$dir/tuning.json" --ways "${raw_nccl}lib-nccl,lib-mpi,lib-tuned" "osu_$coll" \
+      -d "$space" "${all[@]}" $(reduction_type "$coll")
+  done
 }
 
 part_sanitizer() {
@@ -198,7 +229,7 @@ for part in "$@"; do
   case $part in
     collectives-np2) run=(part_collectives 2) ;;
     collectives-np4) run=(part_collectives 4) ;;
-    profile | host | kinds | staged | p2p | sanitizer) run=("part_$part") ;;
+    profile | host | kinds | staged | p2p | sanitizer | tune) run=("part_$part") ;;
     *) echo "measure-figures.sh: unknown part $part" >&2; exit 2 ;;
   esac
   start=$SECONDS
@@ -210,8 +241,8 @@ for part in "$@"; do
   fi
   # A part runs in a subshell under `timeout`, so one that hangs cannot eat the session's GPU time.
   export -f compare reduction_type "${run[0]}" 2>/dev/null
-  export build root lib space raw_nccl repeat quick short fake
-  timeout -k 5 "$left" bash -c "small=(${small[*]}); large=(${large[*]}); big=(${big[*]}); all=(${all[*]}); ${run[*]}" \
+  export build root lib space raw_nccl repeat quick short fake out
+  timeout -k 5 "$left" bash -c "small=(${small[*]}); large=(${large[*]}); bandwidth=(${bandwidth[*]}); big=(${big[*]}); all=(${all[*]}); ${run[*]}" \
     >"$out/$part.log" 2>&1
   rc=$?
   printf '%-16s exit %3d  %4d s  %s\n' "$part" "$rc" $((SECONDS - start)) "$out/$part.log" | tee -a "$summary"
