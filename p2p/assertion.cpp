@@ -6,12 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
 
 #include "device/cuda_runtime.h"
 #include "device/fake_device.h"
 #include "p2p/engine.h"
+#include "runtime/comm_attribute.h"
 #include "runtime/comm_facts.h"
 #include "runtime/config.h"
 #include "runtime/memory_alloc_kinds.h"
@@ -32,11 +32,9 @@ int delete_attached(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
+// A duplicate is asserted (or not) by its own info.
 int keyval() {
-  static int key = MPI_KEYVAL_INVALID;
-  static std::once_flag once;
-  // Null copy callback: a duplicate is asserted (or not) by its own info.
-  std::call_once(once, [] { PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_attached, &key, nullptr); });
+  static const int key = new_comm_keyval(delete_attached);
   return key;
 }
 

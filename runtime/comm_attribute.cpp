@@ -10,6 +10,12 @@ std::atomic<std::uint64_t>& generation() {
 
 }  // namespace comm_attribute_detail
 
+int new_comm_keyval(MPI_Comm_delete_attr_function* delete_value) {
+  int keyval = MPI_KEYVAL_INVALID;
+  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_value, &keyval, nullptr);
+  return keyval;
+}
+
 void* CachedCommAttribute::find(MPI_Comm comm, int keyval) {
   const std::uint64_t now = comm_attribute_detail::generation().load(std::memory_order_acquire);
   if (comm_ == comm && generation_ == now) return value_;

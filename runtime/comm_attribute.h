@@ -23,6 +23,13 @@ inline void forget_comm_attributes() {
   comm_attribute_detail::generation().fetch_add(1, std::memory_order_acq_rel);
 }
 
+// A new keyval for one of the library's communicator attributes, with the null copy callback (a
+// duplicate gets its own value, looked up or made again). Call it to initialize a function-local
+// static: after the first call that costs one load of the static's guard, where std::call_once (as
+// before 2026-11-27) set two of the C++ runtime's thread-locals and called pthread_once on every
+// call, about 70 instructions a lookup (cost.device_calls).
+int new_comm_keyval(MPI_Comm_delete_attr_function* delete_value);
+
 // A thread's last lookup of one attribute. Declare one thread_local instance per keyval.
 class CachedCommAttribute {
  public:

@@ -1,7 +1,5 @@
 #include "runtime/comm_facts.h"
 
-#include <mutex>
-
 #include "runtime/comm_attribute.h"
 
 namespace mcrp {
@@ -16,10 +14,8 @@ int delete_facts(MPI_Comm, int, void* value, void*) {
 }  // namespace
 
 tuning::CommFacts comm_facts(MPI_Comm comm) {
-  static int keyval = MPI_KEYVAL_INVALID;
-  static std::once_flag once;
-  // Null copy callback: a duplicate is looked up again (cheap, and its members are the same anyway).
-  std::call_once(once, [] { PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_facts, &keyval, nullptr); });
+  // A duplicate is looked up again (cheap, and its members are the same anyway).
+  static const int keyval = new_comm_keyval(delete_facts);
   thread_local CachedCommAttribute cached;
   if (void* value = cached.find(comm, keyval)) return *static_cast<tuning::CommFacts*>(value);
   const tuning::CommFacts facts = tuning::facts_from_world_map(comm);

@@ -30,13 +30,15 @@ int delete_entry(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
-int g_keyval = MPI_KEYVAL_INVALID;
+std::atomic<bool> g_keyval_made{false};
 
+// A duplicated communicator gets its own NCCL communicator.
 int keyval() {
-  static std::once_flag once;
-  // The copy callback is the null one: a duplicated communicator gets its own NCCL communicator.
-  std::call_once(once, [] { PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_entry, &g_keyval, nullptr); });
-  return g_keyval;
+  static const int key = [] {
+    g_keyval_made.store(true, std::memory_order_release);
+    return new_comm_keyval(delete_entry);
+  }();
+  return key;
 }
 
 // Communicators with setup or launches outstanding; g_busy_count mirrors the size for a lock-free
@@ -493,7 +495,7 @@ void release_world_nccl_comm() {
   }
   released_busy.clear();
   static bool released = false;
-  if (released || g_keyval == MPI_KEYVAL_INVALID) return;  // no NCCL communicator was ever made
+  if (released || !g_keyval_made.load(std::memory_order_acquire)) return;  // no NCCL communicator was ever made
   released = true;
   int found = 0;
   void* value = nullptr;
