@@ -7,27 +7,29 @@
 namespace mcrp {
 namespace {
 
-std::vector<Block> single(MPI_Count count) { return {Block{0, count}}; }
+BlockList single(MPI_Count count) { return {Block{0, count}}; }
 
 // `ranks` blocks of `count` elements, block i at i*count: the per-rank slots of uniform collectives.
-std::vector<Block> per_rank(int ranks, MPI_Count count) {
-  std::vector<Block> blocks(static_cast<std::size_t>(ranks));
-  for (int i = 0; i < ranks; ++i) blocks[i] = Block{i * count, count};
+BlockList per_rank(int ranks, MPI_Count count) {
+  BlockList blocks;
+  blocks.reserve(static_cast<std::size_t>(ranks));
+  for (int i = 0; i < ranks; ++i) blocks.push_back(Block{i * count, count});
   return blocks;
 }
 
 // Sets *missing (and gives no blocks) when an array is NULL: MPICH 4.0.2 dereferences it and crashes.
-std::vector<Block> per_rank(int ranks, const CountArray& counts, const CountArray& displs, bool* missing) {
+BlockList per_rank(int ranks, const CountArray& counts, const CountArray& displs, bool* missing) {
   if (!counts.present() || !displs.present()) {
     *missing = true;
     return {};
   }
-  std::vector<Block> blocks(static_cast<std::size_t>(ranks));
-  for (int i = 0; i < ranks; ++i) blocks[i] = Block{displs[i], counts[i]};
+  BlockList blocks;
+  blocks.reserve(static_cast<std::size_t>(ranks));
+  for (int i = 0; i < ranks; ++i) blocks.push_back(Block{displs[i], counts[i]});
   return blocks;
 }
 
-BufferSide input(const void* base, MPI_Datatype type, std::vector<Block> blocks) {
+BufferSide input(const void* base, MPI_Datatype type, BlockList blocks) {
   BufferSide side;
   side.base = static_cast<char*>(const_cast<void*>(base));
   side.type = type;
@@ -37,7 +39,7 @@ BufferSide input(const void* base, MPI_Datatype type, std::vector<Block> blocks)
 }
 
 // The receive side; `also_read` for MPI_IN_PLACE, where the input lives in the receive buffer.
-BufferSide output(void* base, MPI_Datatype type, std::vector<Block> blocks, bool also_read) {
+BufferSide output(void* base, MPI_Datatype type, BlockList blocks, bool also_read) {
   BufferSide side;
   side.base = static_cast<char*>(base);
   side.type = type;

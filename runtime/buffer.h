@@ -9,19 +9,15 @@
 #include <vector>
 
 #include "device/status.h"
+#include "runtime/block_list.h"
 #include "runtime/mpich_handles.h"
 
 namespace mcrp {
 
-struct Block {
-  MPI_Count displacement = 0;  // in extents of the side's datatype
-  MPI_Count count = 0;         // elements of the side's datatype
-};
-
 struct BufferSide {
   char* base = nullptr;  // null when the side is not significant on this rank
   MPI_Datatype type = MPI_DATATYPE_NULL;
-  std::vector<Block> blocks;
+  BlockList blocks;
   bool read = false;
   bool written = false;
 

@@ -46,7 +46,7 @@ class DeviceView {
   void share_blocks(const DeviceView& other);
 
  private:
-  const std::vector<Block>* blocks_ = nullptr;  // null: not significant
+  const BlockList* blocks_ = nullptr;  // null: not significant
   MPI_Count size_ = 0;
   MPI_Aint extent_ = 0;
   std::vector<std::size_t> packed_offsets_;  // packed blocks follow each other

@@ -19,6 +19,7 @@
 namespace {
 
 using mcrp::Block;
+using mcrp::BlockList;
 using mcrp::BufferSide;
 using mcrp::TypeInfo;
 using mcrp::device::MemoryKind;
@@ -39,7 +40,7 @@ struct FakeBlock {
   char* data;
 };
 
-BufferSide side(char* base, std::vector<Block> blocks) {
+BufferSide side(char* base, BlockList blocks) {
   BufferSide s;
   s.base = base;
   s.type = MPI_INT;
