@@ -22,10 +22,10 @@
 #                      staged 8 B]; osu_bw staged vs pipelined chunks on the base MPI (-A, channel
 #                      mpi) [15.5]
 #   sanitizer          compute-sanitizer memcheck and racecheck over GPU test programs [13.4]
-#   tune               mcrpmpi-tune on 2 ranks (8 B-64 MiB): OUTDIR/tune/tuning.{json,csv,svg}, the
-#                      machine's table to ship as an example, its quality, and osu_allreduce /
-#                      osu_bcast routed by it (lib-tuned) beside raw NCCL and both paths (the
-#                      built-in table's route is the NCCL path) [15.6]
+#   tune               mcrpmpi-tune on 2 ranks (8 B-64 MiB; --short: 16 MiB), writing
+#                      OUTDIR/tune/tuning.{json,csv,svg}, the machine's table to ship as an example,
+#                      and its quality; osu_allreduce / osu_bcast routed by it (lib-tuned) beside raw
+#                      NCCL and both paths (the built-in table's route is the NCCL path) [15.6]
 # --fake runs the parts on CPU (the fake device, the test suite's fake NCCL; no raw NCCL, no
 # compute-sanitizer), to check this script; --quick cuts sizes and iterations for that check.
 # --short keeps every size but runs fewer iterations (large messages a tenth, host runs 5 instead of
@@ -166,7 +166,10 @@ part_p2p() {
 }
 
 part_tune() {
+  # Up to 64 MiB; 16 MiB in --short, so that the whole part fits after the p2p part in a session's
+  # figure budget (mcrpmpi-tune writes its files only at the end, so a cut run leaves nothing).
   local dir=$out/tune max=67108864 coll
+  ((short)) && max=16777216
   ((quick)) && max=65536
   mkdir -p "$dir"
   # with-mps as osu-compare uses it: the daemon when the ranks share a GPU, nothing otherwise.
