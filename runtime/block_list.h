@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <initializer_list>
-#include <utility>
 #include <vector>
 
 namespace mcrp {
@@ -68,11 +67,8 @@ class BlockList {
   }
   // Moves the inline block (if any) to the heap, with room for `n`.
   void spill(std::size_t n) {
-    if (on_heap_) {
-      spilled_.reserve(n);
-      return;
-    }
     spilled_.reserve(n);
+    if (on_heap_) return;
     if (inline_size_ == 1) spilled_.push_back(inline_block_);
     inline_size_ = 0;
     on_heap_ = true;

@@ -104,9 +104,9 @@ TEST(BufferPool, AWorkingSetOverTheLimitKeepsItsLargeBlocks) {
 // excess, or the largest) and kept the stale ones, and every iteration allocated and freed about 48
 // blocks of 4 MiB again: 1603 MB/s against 4279 at 2 MiB on the H200 (2026-11-27). Blocks in excess
 // of what their size needed at once in the last two windows (a window ends when no block is out;
-// not while a trim is queued) go first: the first trim here still sees the 1 KiB blocks' last window and
-// frees a 2 KiB block, the second frees the 1 KiB ones, and from the third iteration on the 2 KiB
-// blocks all come from the cache (before: never).
+// not while a trim is queued) go first: the first trim here still sees the 1 KiB blocks' last
+// window and frees a 2 KiB block, the second frees the 1 KiB ones, and from the third iteration on
+// the 2 KiB blocks all come from the cache (before: never).
 TEST(BufferPool, AGrowingSizeGivesUpTheSizesItLeftBehind) {
   mcrp::device::release_cached_buffers();
   for (int iteration = 0; iteration < 3; ++iteration) {
