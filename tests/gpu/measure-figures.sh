@@ -15,6 +15,8 @@
 #   host               host osu_allreduce 8 B with and without the library [15.3: <= 1.02], and
 #                      its profile (the classify column: what detection costs there)
 #   kinds              memory-kind detection per call, every kind [15.3: < 20 ns host, < 50 ns device]
+#   calls              each CUDA call of the NCCL path's direct blocking launch, timed alone and
+#                      under MPS: which of them the profile's queue step is [15.2: own CPU <= 2 us]
 #   staged             pipelined staged path vs max(copies, host collective), 4-64 MiB, and its
 #                      8 B latency [15.5: <= 1.25; 8 B not slower than 20.5 us]
 #   p2p                osu_bw, osu_bibw, osu_latency on device buffers: staged, NCCL path (-A), raw
@@ -48,7 +50,7 @@ while [[ $# -gt 0 && $1 == --* ]]; do
   shift
 done
 if [[ $# -lt 3 ]]; then
-  sed -n '7,33p' "$0" >&2
+  sed -n '7,35p' "$0" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd) out=$2
@@ -135,6 +137,19 @@ part_kinds() {
   ((fake)) && flags=()
   echo "\$ build/tests/unit/mcrpmpi_memory_kind_bench ${flags[*]}"
   "$build/tests/unit/mcrpmpi_memory_kind_bench" "${flags[@]}"
+}
+
+part_calls() {
+  local cmd=("$build/tests/unit/mcrpmpi_cuda_call_bench")
+  ((fake)) || cmd+=(--gpu)
+  echo "\$ ${cmd[*]#$root/}"
+  "${cmd[@]}" || return 1
+  echo
+  # As the ranks of the profile part make them: MPS clients (with-mps starts the daemon for two ranks
+  # on one GPU and does nothing where there is no daemon to start).
+  cmd=("$root/scripts/with-mps" --ranks 2 -- "${cmd[@]}")
+  echo "\$ ${cmd[*]#$root/}"
+  "${cmd[@]}"
 }
 
 part_staged() {
@@ -232,7 +247,7 @@ for part in "$@"; do
   case $part in
     collectives-np2) run=(part_collectives 2) ;;
     collectives-np4) run=(part_collectives 4) ;;
-    profile | host | kinds | staged | p2p | sanitizer | tune) run=("part_$part") ;;
+    profile | host | kinds | calls | staged | p2p | sanitizer | tune) run=("part_$part") ;;
     *) echo "measure-figures.sh: unknown part $part" >&2; exit 2 ;;
   esac
   start=$SECONDS

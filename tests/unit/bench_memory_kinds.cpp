@@ -8,18 +8,16 @@
 #include <cuda_runtime_api.h>
 #include <sys/mman.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "device/cuda_runtime.h"
 #include "device/host_regions.h"
+#include "tests/unit/fastest_round.h"
 
 namespace {
 
@@ -28,22 +26,7 @@ using mcrp::device::MemoryKind;
 int g_program_data[256];
 int g_wrong = 0;
 
-// The fastest of several rounds: on a shared machine other work only ever adds time.
-double nanoseconds_per_call(const std::function<bool()>& call) {
-  constexpr int kCalls = 1 << 18;
-  constexpr int kRounds = 9;
-  volatile bool sink = false;
-  for (int i = 0; i < 1024; ++i) sink = call();  // warm-up: first-touch costs (TLS, /proc) out
-  double best = 1e30;
-  for (int round = 0; round < kRounds; ++round) {
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < kCalls; ++i) sink = call();
-    const std::chrono::duration<double, std::nano> spent = std::chrono::steady_clock::now() - start;
-    best = std::min(best, spent.count() / kCalls);
-  }
-  (void)sink;
-  return best;
-}
+using mcrp_bench::nanoseconds_per_call;
 
 const char* kind_name(MemoryKind kind) { return kind == MemoryKind::device ? "device" : "host"; }
 
