@@ -8,7 +8,9 @@
 // Off (the default), a timer costs a test of a flag read once when the library is loaded, at its
 // start and at its end: nothing is read from the clock or from thread-local storage. On, a step costs
 // two clock reads; times go to per-thread state first and to relaxed atomics once per call, so
-// threads of an MPI_THREAD_MULTIPLE program never wait on each other.
+// threads of an MPI_THREAD_MULTIPLE program never wait on each other. What the timers themselves cost
+// a call (its step timers counted, times the cost of one measured at the report) is reported apart
+// and left out of the library's own time.
 //
 // This header depends on nothing else of the library, so device/ may time its waits too.
 #pragma once
@@ -47,11 +49,13 @@ struct Tally {
   std::atomic<std::uint64_t> calls{0};
   std::atomic<std::uint64_t> total_ns{0};
   std::atomic<std::uint64_t> step_ns[kStepCount] = {};
+  std::atomic<std::uint64_t> timers{0};  // timers started (the call's own included), for the timer column
   // The process's first call of the row, also in the sums above: the report leaves it out of the
   // means, since it pays one-time costs (an NCCL communicator's setup: about a second on the H200,
   // which made the mean of 11,000 calls 136 us where the benchmark read 42).
   std::atomic<std::uint64_t> first_total_ns{0};
   std::atomic<std::uint64_t> first_step_ns[kStepCount] = {};
+  std::atomic<std::uint64_t> first_timers{0};
 };
 
 // The rows one layer reports (collectives: collective x path; point-to-point: operation x path),

@@ -3,7 +3,8 @@
 
 With --profile: the report (stderr) must hold exactly the rows the workload announces on stdout
 ("expect <operation> <form> <path> <calls>"), with those call counts; every time non-negative, the
-steps adding up to no more than the total, other = total - steps and own = total - launch - wait.
+steps adding up to no more than the total, other = total - steps, the timers' cost no more than the
+total and own = total - launch - wait - timer.
 Without it (the variable unset, or 0): no report at all.
 With --stats, MCRPMPI_STATS=1 as well: its table (stdout) must hold exactly the rows announced as
 "expect-stats <collective> <path> <calls> <bytes>", with those calls and bytes.
@@ -14,7 +15,7 @@ import subprocess
 import sys
 
 STEPS = ["classify", "decide", "queue", "launch", "wait", "finish"]
-COLUMNS = ["operation", "form", "path", "calls", "first", "total"] + STEPS + ["other", "own"]
+COLUMNS = ["operation", "form", "path", "calls", "first", "total"] + STEPS + ["other", "timer", "own"]
 TOLERANCE = 0.005  # us: each figure is printed rounded to 0.001
 
 
@@ -74,7 +75,7 @@ def check_stats(stdout, problems):
 
 def check_row(row, problems):
     key = "%s %s %s" % (row["operation"], row["form"], row["path"])
-    for name in ["first", "total"] + STEPS:
+    for name in ["first", "total", "timer"] + STEPS:
         if row[name] < 0:
             problems.append("%s: %s is negative (%g)" % (key, name, row[name]))
     steps = sum(row[s] for s in STEPS)
@@ -82,9 +83,11 @@ def check_row(row, problems):
         problems.append("%s: steps add up to %g us, more than the total %g us" % (key, steps, row["total"]))
     if abs(row["other"] - (row["total"] - steps)) > TOLERANCE:
         problems.append("%s: other %g is not total - steps %g" % (key, row["other"], row["total"] - steps))
-    own = row["total"] - row["launch"] - row["wait"]
+    if row["timer"] > row["total"] + TOLERANCE:
+        problems.append("%s: the timers cost %g us, more than the total %g us" % (key, row["timer"], row["total"]))
+    own = row["total"] - row["launch"] - row["wait"] - row["timer"]
     if abs(row["own"] - own) > TOLERANCE:
-        problems.append("%s: own %g is not total - launch - wait %g" % (key, row["own"], own))
+        problems.append("%s: own %g is not total - launch - wait - timer %g" % (key, row["own"], own))
 
 
 def main():

@@ -66,7 +66,9 @@ void runtime_rows(int device) {
       !succeeded(cudaEventCreateWithFlags(&legacy_event, cudaEventDisableTiming), "cudaEventCreateWithFlags")) {
     return;
   }
-  std::printf("the runtime's calls, each alone, on device %d %*s\n", device, 20, "per call");
+  char heading[64];
+  std::snprintf(heading, sizeof heading, "the runtime's calls, each alone (device %d)", device);
+  std::printf("%-58s %12s\n", heading, "per call");
   row("cudaGetDevice", [] {
     int current = -1;
     return cudaGetDevice(&current) == cudaSuccess;
@@ -78,6 +80,8 @@ void runtime_rows(int device) {
   row("cudaEventRecord on an idle non-blocking stream", [event, stream] {
     return cudaEventRecord(event, stream) == cudaSuccess;
   }, "after the launch");
+  // The records above may still be on their way through the GPU: the query row wants them done.
+  succeeded(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   row("cudaEventQuery, a completed event", [event] { return cudaEventQuery(event) == cudaSuccess; },
       "each poll of the wait");
   row("cudaEventRecord(legacy) + cudaStreamWaitEvent", [legacy_event, stream] {
@@ -86,6 +90,8 @@ void runtime_rows(int device) {
   }, "before the launch when the legacy stream is busy");
   row("cudaStreamSynchronize, an idle stream", [stream] { return cudaStreamSynchronize(stream) == cudaSuccess; },
       "(raw NCCL's benchmark completes so: reference)");
+  // The legacy stream must be idle again for the library's rows (tens of thousands of records above).
+  succeeded(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   cudaEventDestroy(legacy_event);
   cudaEventDestroy(event);
   cudaStreamDestroy(stream);
