@@ -85,12 +85,16 @@ else
   all=(-m 8:4194304 -i 1000:100 -x 100:10 -L 65536) repeat=3
 fi
 
+# Prints a command (paths in the repository shortened) and runs it, returning its status.
+shown() {
+  echo "\$ ${*#$root/}"
+  "$@"
+}
+
 # One osu-compare run, its command first, on device buffers unless the arguments say -d host.
 compare() {
-  local cmd=("$build/osu/osu-compare" --bin-dir "$build/osu" --lib "$lib" --rank-wrapper "$root/tests/gpu/rank-env.sh"
-             --repeat "$repeat" "$@")
-  echo "\$ ${cmd[*]#$root/}"
-  "${cmd[@]}"
+  shown "$build/osu/osu-compare" --bin-dir "$build/osu" --lib "$lib" --rank-wrapper "$root/tests/gpu/rank-env.sh" \
+    --repeat "$repeat" "$@"
   echo
 }
 
@@ -135,21 +139,17 @@ part_host() {
 part_kinds() {
   local flags=(--gpu)
   ((fake)) && flags=()
-  echo "\$ build/tests/unit/mcrpmpi_memory_kind_bench ${flags[*]}"
-  "$build/tests/unit/mcrpmpi_memory_kind_bench" "${flags[@]}"
+  shown "$build/tests/unit/mcrpmpi_memory_kind_bench" "${flags[@]}"
 }
 
 part_calls() {
-  local cmd=("$build/tests/unit/mcrpmpi_cuda_call_bench")
-  ((fake)) || cmd+=(--gpu)
-  echo "\$ ${cmd[*]#$root/}"
-  "${cmd[@]}" || return 1
+  local bench=("$build/tests/unit/mcrpmpi_cuda_call_bench")
+  ((fake)) || bench+=(--gpu)
+  shown "${bench[@]}" || return 1
   echo
   # As the ranks of the profile part make them: MPS clients (with-mps starts the daemon for two ranks
   # on one GPU and does nothing where there is no daemon to start).
-  cmd=("$root/scripts/with-mps" --ranks 2 -- "${cmd[@]}")
-  echo "\$ ${cmd[*]#$root/}"
-  "${cmd[@]}"
+  shown "$root/scripts/with-mps" --ranks 2 -- "${bench[@]}"
 }
 
 part_staged() {
@@ -188,11 +188,9 @@ part_tune() {
   ((quick)) && max=65536
   mkdir -p "$dir"
   # with-mps as osu-compare uses it: the daemon when the ranks share a GPU, nothing otherwise.
-  local cmd=("$root/scripts/with-mps" -- mpiexec -n 2 "$root/tests/gpu/rank-env.sh" "$build/tuning/mcrpmpi-tune"
-             --max-bytes "$max" -o "$dir/tuning.json" --csv "$dir/tuning.csv" --plot "$dir/tuning.svg")
-  echo "\$ ${cmd[*]#$root/}"
   # It prints the table's quality (chosen/best per point, the worst ratio) after writing the files.
-  "${cmd[@]}" || return 1
+  shown "$root/scripts/with-mps" -- mpiexec -n 2 "$root/tests/gpu/rank-env.sh" "$build/tuning/mcrpmpi-tune" \
+    --max-bytes "$max" -o "$dir/tuning.json" --csv "$dir/tuning.csv" --plot "$dir/tuning.svg" || return 1
   echo
   for coll in allreduce bcast; do
     # shellcheck disable=SC2046
@@ -258,7 +256,7 @@ for part in "$@"; do
     continue
   fi
   # A part runs in a subshell under `timeout`, so one that hangs cannot eat the session's GPU time.
-  export -f compare reduction_type "${run[0]}" 2>/dev/null
+  export -f shown compare reduction_type "${run[0]}" 2>/dev/null
   export build root lib space raw_nccl repeat quick short fake out
   timeout -k 5 "$left" bash -c "small=(${small[*]}); large=(${large[*]}); bandwidth=(${bandwidth[*]}); big=(${big[*]}); all=(${all[*]}); ${run[*]}" \
     >"$out/$part.log" 2>&1

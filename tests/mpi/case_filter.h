@@ -26,14 +26,15 @@ class CaseFilter {
  public:
   CaseFilter(Checker& checker, int argc, char** argv)
       : checker_(checker),
-        filtered_(!option(argc, argv, "--only", "").empty()),
         trace_(flag(argc, argv, "--trace")),
         run_base_defects_(flag(argc, argv, "--run-base-defects")),
         // The library answers 1 here, plain MPICH 0.
         library_(MPIX_Query_cuda_support() == 1) {
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    if (filtered_ && regcomp(&only_, option(argc, argv, "--only", "").c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
-      std::fprintf(stderr, "--only: not a regular expression: %s\n", option(argc, argv, "--only", "").c_str());
+    const std::string only = option(argc, argv, "--only", "");
+    filtered_ = !only.empty();
+    if (filtered_ && regcomp(&only_, only.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
+      std::fprintf(stderr, "--only: not a regular expression: %s\n", only.c_str());
       std::exit(2);
     }
   }
@@ -63,7 +64,7 @@ class CaseFilter {
 
  private:
   Checker& checker_;
-  bool filtered_;
+  bool filtered_ = false;
   // POSIX's regex, not std::regex: GCC 12 warns inside std::regex's templates (-Wmaybe-uninitialized,
   // 62 lines of the sanitizer build's log).
   regex_t only_{};
