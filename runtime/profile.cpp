@@ -93,15 +93,16 @@ void collect(RowBlock& block, std::uint64_t timer_ns_x1000, std::vector<unsigned
   }
 }
 
-void print_header(int ranks) {
+void print_header(int ranks, std::uint64_t timer_ns_x1000) {
   std::fprintf(stderr,
                "# mcrpmpi profile (MCRPMPI_PROFILE=1), %d ranks: calls summed over ranks; times are mean "
                "microseconds per call over all ranks' calls but each rank's first of the row (one-time costs: "
                "`first` is their mean; rows of one call a rank show those calls)\n"
                "# steps are exclusive; other = total - steps (untimed glue); timer = what the profile's own "
                "timers cost the call (inside the steps and other); own = total - launch - wait - timer (the "
-               "library's own CPU time, NCCL's launch calls, the waits and the timers left out)\n",
-               ranks);
+               "library's own CPU time, NCCL's launch calls, the waits and the timers left out); one step "
+               "timer costs %.1f ns on rank 0 (each rank times its own)\n",
+               ranks, static_cast<double>(timer_ns_x1000) / 1000.0);
   std::fprintf(stderr, "# %-24s %-8s %-11s %10s %10s %10s", "operation", "form", "path", "calls", "first", "total");
   for (int s = 0; s < kStepCount; ++s) std::fprintf(stderr, " %10s", step_name(static_cast<Step>(s)));
   std::fprintf(stderr, " %10s %10s %10s\n", "other", "timer", "own");
@@ -206,7 +207,7 @@ void report(MPI_Comm world) {
   PMPI_Comm_size(world, &size);
   PMPI_Reduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, world);
   if (rank != 0) return;
-  print_header(size);
+  print_header(size, timer_ns_x1000);
   const unsigned long long* cell = total.data();
   for (RowBlock* block : registered_blocks()) {
     for (int row = 0; row < block->rows(); ++row) {
