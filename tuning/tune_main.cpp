@@ -169,6 +169,11 @@ int main(int argc, char** argv) {
   app.add_option("-i,--iterations", options.iterations, "timed calls per point (fewer for large messages)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--warmup", options.warmup, "untimed calls per point")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--rounds", options.repeat.rounds,
+                 "rounds at a point where the two paths are close (--close): each path's median is kept")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--close", options.repeat.close, "close: the slower path within this much of the faster")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("-c,--collectives", kinds,
                  "collectives to measure, and p2p for the point-to-point eager limit (default: all)")->delimiter(',');
   app.add_flag("--world-only", no_sub, "measure the world communicator only (no per-node, power-of-two ones)");

@@ -72,6 +72,17 @@ double ping_pong(MPI_Comm comm, int rank, char* buffer, std::uint64_t bytes, int
   return iterations > 0 ? (PMPI_Wtime() - start) * 1e6 / (2.0 * iterations) : 0;
 }
 
+// One round of ping_pong agreed over `world` (ranks 2.. only agree): rank 0's time, negative when
+// the round failed on rank 0 or 1, the same on every rank, so that every rank repeats alike.
+double agreed_ping_pong(MPI_Comm world, MPI_Comm comm, int rank, char* buffer, std::uint64_t bytes, int warmup,
+                        int iterations) {
+  const double us = ping_pong(comm, rank, buffer, bytes, warmup, iterations);
+  // {failed, rank 0's time} in one reduction: MAX of the flags, and of rank 0's time against -1s.
+  double mine[2] = {us < 0 ? 1.0 : 0.0, rank == 0 ? us : -1.0}, agreed[2] = {0, 0};
+  PMPI_Allreduce(mine, agreed, 2, MPI_DOUBLE, MPI_MAX, world);
+  return agreed[0] > 0 ? -1 : agreed[1];
+}
+
 // World ranks 0 and 1 (MPI_COMM_NULL on the others), collective over `world`.
 class Pair {
  public:
@@ -138,19 +149,17 @@ std::vector<EagerMeasurement> measure_eager_limit(MPI_Comm world, const TuneOpti
   for (std::size_t step = 0; step < sizes.size(); ++step) {
     const std::uint64_t bytes = sizes[step];
     const int iterations = iterations_for(bytes, options.iterations);
-    EagerMeasurement row[2];
-    int failed = 0, any_failed = 0;
-    for (int p = 0; p < 2; ++p) {
-      const double us = ping_pong(comms[p], rank, buffer.get(), bytes, options.warmup, iterations);
-      failed |= us < 0;
-      row[p] = EagerMeasurement{2, topology, bytes, static_cast<P2pProtocol>(p), us, iterations};
-    }
-    PMPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, world);  // where ranks 2.. wait
+    const PairTiming timing = time_pair([&](int p) {
+      return agreed_ping_pong(world, comms[p], rank, buffer.get(), bytes, options.warmup, iterations);
+    }, options.repeat);
+    const bool any_failed = timing.latency_us[0] < 0 || timing.latency_us[1] < 0;
     if (rank != 0) continue;
-    if (!any_failed) rows.insert(rows.end(), row, row + 2);
-    std::printf("[p2p %zu/%zu] eager limit, world ranks 0-1, %s, %s: inline %.1f us, rendezvous %.1f us%s\n", step + 1,
-                sizes.size(), topology_name(topology), human_bytes(bytes).c_str(), row[0].latency_us, row[1].latency_us,
-                any_failed ? " (failed: not used)" : "");
+    for (int p = 0; p < 2 && !any_failed; ++p) {
+      rows.push_back(EagerMeasurement{2, topology, bytes, static_cast<P2pProtocol>(p), timing.latency_us[p], iterations});
+    }
+    std::printf("[p2p %zu/%zu] eager limit, world ranks 0-1, %s, %s: inline %.1f us, rendezvous %.1f us%s%s\n", step + 1,
+                sizes.size(), topology_name(topology), human_bytes(bytes).c_str(), timing.latency_us[0],
+                timing.latency_us[1], rounds_note(timing).c_str(), any_failed ? " (failed: not used)" : "");
     std::fflush(stdout);
   }
   return rows;

@@ -83,6 +83,10 @@ bool needs_per_rank_blocks(CollKind kind) {
 
 }  // namespace
 
+std::string rounds_note(const PairTiming& timing) {
+  return timing.rounds > 1 ? " (medians of " + std::to_string(timing.rounds) + " rounds)" : std::string();
+}
+
 bool libmcrpmpi_loaded() { return library_hooks().force_backend != nullptr; }
 
 int iterations_for(std::uint64_t bytes, int iterations) {
@@ -136,21 +140,23 @@ std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& opt
         for (std::uint64_t bytes : sizes) {
           ++done;
           if (!all_ok) continue;
-          Measurement row[2];
-          for (int b = 0; b < 2; ++b) {
+          const int iterations = iterations_for(bytes * (needs_per_rank_blocks(kind) ? size : 1), options.iterations);
+          // The timer agrees on the slowest rank's time, so every rank repeats a close point alike.
+          const PairTiming timing = time_pair([&](int b) {
             force(static_cast<int>(kind), b);
-            const int iterations = iterations_for(bytes * (needs_per_rank_blocks(kind) ? size : 1), options.iterations);
-            const double us = time_collective(kind, send, recv, bytes, sub.comm, options.warmup, iterations, memory);
-            row[b] = Measurement{kind, size, topology, bytes, static_cast<Backend>(b), us, iterations};
-            if (us >= 0) results.push_back(row[b]);
-          }
+            return time_collective(kind, send, recv, bytes, sub.comm, options.warmup, iterations, memory);
+          }, options.repeat);
           force(static_cast<int>(kind), -1);
+          for (int b = 0; b < 2; ++b) {
+            const double us = timing.latency_us[b];
+            if (us >= 0) results.push_back(Measurement{kind, size, topology, bytes, static_cast<Backend>(b), us, iterations});
+          }
           if (world_rank == 0) {
             const double elapsed = PMPI_Wtime() - started;
             const double left = elapsed / static_cast<double>(done) * static_cast<double>(steps - done);
-            std::printf("[%zu/%zu] %s, %d ranks, %s, %s: nccl %.1f us, mpi %.1f us; about %.0f s left\n", done, steps,
-                        kind_name(kind), size, topology_name(topology), human_bytes(bytes).c_str(), row[0].latency_us,
-                        row[1].latency_us, left);
+            std::printf("[%zu/%zu] %s, %d ranks, %s, %s: nccl %.1f us, mpi %.1f us%s; about %.0f s left\n", done, steps,
+                        kind_name(kind), size, topology_name(topology), human_bytes(bytes).c_str(),
+                        timing.latency_us[0], timing.latency_us[1], rounds_note(timing).c_str(), left);
             std::fflush(stdout);
           }
         }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tuning/measurements.h"
+#include "tuning/paired_timing.h"
 #include "tuning/tune_memory.h"
 
 namespace mcrp::tuning {
@@ -25,6 +26,7 @@ struct TuneOptions {
   std::vector<CollKind> kinds = measurable_kinds();  // the collectives to measure (none: only p2p)
   bool p2p = true;              // measure the eager limit of device-only point-to-point (tune_p2p.h)
   bool sub_communicators = true;
+  RepeatRule repeat;            // close points: medians of alternating rounds (paired_timing.h)
 };
 
 // True when the MPI entry points in use are libmcrpmpi's (linked or preloaded), so its paths can be forced.
@@ -39,6 +41,9 @@ int iterations_for(std::uint64_t bytes, int iterations);
 
 // The sizes measured: max(min_bytes, 1), doubling, up to max_bytes.
 std::vector<std::uint64_t> doubling_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes);
+
+// " (medians of N rounds)" for a point timed more than once, else empty: for the progress lines.
+std::string rounds_note(const PairTiming& timing);
 
 // "64 KiB", "3 B": exact where a power of 1024 divides.
 std::string human_bytes(std::uint64_t bytes);
