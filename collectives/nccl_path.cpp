@@ -294,7 +294,10 @@ class NcclCall {
   // Orders the communicator's stream after the application's earlier default-stream work, packs
   // what needs packing and launches on that stream; does not wait for NCCL.
   Status launch(device::ProgressHook& progress, bool* enqueue_pending) {
-    MCRP_TRY(device::order_after_legacy_stream(comm_.device, stream()));
+    {
+      profile::StepTimer ordering(profile::Step::cuda);
+      MCRP_TRY(device::order_after_legacy_stream(comm_.device, stream()));
+    }
     MCRP_TRY(send_.prepare(p_.layout.send, p_.send_type, comm_.device, stream(), progress, &p_.send_memory));
     MCRP_TRY(recv_.prepare(p_.layout.recv, p_.recv_type, comm_.device, stream(), progress, &p_.recv_memory));
     return failed(launcher_.launch(send_, recv_, enqueue_pending));
@@ -448,7 +451,9 @@ class DirectTurn {
 // the call, no trip through the queue. The device views use the router's classification.
 Status run_direct(const Prepared& p, NcclComm& comm, DirectTurn& turn) {
   profile::StepTimer launching(profile::Step::queue);
+  profile::StepTimer guarding(profile::Step::cuda);
   device::DeviceGuard guard(comm.device);
+  guarding.stop();
   MpiProgress progress(comm.handle);
   NcclCall nccl(p, comm);
   bool enqueue_pending = false;
@@ -456,7 +461,10 @@ Status run_direct(const Prepared& p, NcclComm& comm, DirectTurn& turn) {
   if (enqueue_pending) MCRP_TRY(nccl.failed(comm.wait_enqueued(progress)));
   MCRP_TRY(nccl.after_enqueue());
   device::Event done;
-  MCRP_TRY(nccl.failed(device::record_event(nccl.stream(), done)));
+  {
+    profile::StepTimer recording(profile::Step::cuda);
+    MCRP_TRY(nccl.failed(device::record_event(nccl.stream(), done)));
+  }
   turn.release();
   launching.stop();
   // A wait that fails (an NCCL error, MCRPMPI_NCCL_TIMEOUT) leaves NCCL's state unknown: aborted.

@@ -26,11 +26,13 @@ enum class Step : std::uint8_t {
   classify,  // memory-kind detection and which arguments are significant (the layout)
   decide,    // argument validation, datatype facts, the route and its tuning-table lookup
   queue,     // issuing the work: NCCL communicator lookup, device views, staged copies in
+  cuda,      // the NCCL path's CUDA calls around the launch: the device guard, the ordering after the
+             // legacy default stream, the completion event's record (its polls are `wait`)
   launch,    // inside NCCL's launch calls (group start to group end): the backend's CPU time
   wait,      // time inside the base MPI, or waiting for the GPU
   finish,    // copies out, unpacking, the request the caller completes
 };
-inline constexpr int kStepCount = 6;
+inline constexpr int kStepCount = 7;
 const char* step_name(Step step);
 
 // Blocking calls are timed until they return with the result in place; nonblocking and persistent
