@@ -4,7 +4,7 @@
 # under the CUDA MPS daemon (scripts/mps.sh): started after the build when nvidia-cuda-mps-control
 # exists and the tests' ranks (up to 4) outnumber the GPUs, stopped at the end even on failure or
 # Ctrl-C. MCRPMPI_MPS=0 runs without it, MCRPMPI_MPS=1 requires it. Tests labelled mps_unsafe (a rank
-# killed with GPU work outstanding) run after the daemon is stopped.
+# killed with GPU work outstanding) run first, before the daemon starts.
 # MCRPMPI_SUITE_LOGS=DIR keeps what a batch session needs to study a failure afterwards: every test's
 # whole output (ctest's LastTest.log of each ctest run: tests-gpu.log, tests-mps-unsafe.log) and the
 # host stacks of every rank still running 30 s before its test's timeout (MCRPMPI_STACKS_AFTER=S: after
@@ -48,19 +48,20 @@ keep_logs() {
     echo "run-gpu-suite: host stacks of ranks still running near their timeout: $logs/hang-stacks.txt"
   fi
 }
-mcrpmpi_mps_begin "$max_test_ranks"
 trap 'keep_logs; mcrpmpi_mps_end' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 cd "$build"
 status=0
-rm -f "$ctest_logs"/LastTest.log*
-ctest -L gpu -LE mps_unsafe --output-on-failure "$@" || status=$?
-keep_logs
 # Tests that kill a rank with GPU work outstanding (label mps_unsafe) poison an MPS daemon for every
-# client: they run last, one at a time, with the daemon stopped.
-mcrpmpi_mps_end
+# client: they run one at a time before the daemon starts. First, since they take seconds: on the
+# H200 (2026-11-28) a suite cut by its caller's time limit lost them when they ran last.
 log_name=tests-mps-unsafe.log
 rm -f "$ctest_logs"/LastTest.log*
 ctest -L mps_unsafe --output-on-failure "$@" || status=$?
+keep_logs
+mcrpmpi_mps_begin "$max_test_ranks"
+log_name=tests-gpu.log
+rm -f "$ctest_logs"/LastTest.log*
+ctest -L gpu -LE mps_unsafe --output-on-failure "$@" || status=$?
 exit $status
