@@ -25,9 +25,11 @@ PairTiming time_pair(const std::function<double(int path)>& time_round, const Re
       else samples[path].push_back(us);
     }
     if (failed[0] || failed[1]) break;
-    const double faster = std::min(samples[0].front(), samples[1].front());
-    const double slower = std::max(samples[0].front(), samples[1].front());
-    if (slower > faster * (1 + rule.close)) break;  // far apart: the first round decides
+    if (round == 0) {  // far apart: the first round decides; close: every round runs
+      const double faster = std::min(samples[0][0], samples[1][0]);
+      const double slower = std::max(samples[0][0], samples[1][0]);
+      if (slower > faster * (1 + rule.close)) break;
+    }
   }
   for (int path = 0; path < 2; ++path) {
     if (!failed[path]) timing.latency_us[path] = median_of(samples[path]);

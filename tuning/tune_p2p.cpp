@@ -154,8 +154,10 @@ std::vector<EagerMeasurement> measure_eager_limit(MPI_Comm world, const TuneOpti
     }, options.repeat);
     const bool any_failed = timing.latency_us[0] < 0 || timing.latency_us[1] < 0;
     if (rank != 0) continue;
-    for (int p = 0; p < 2 && !any_failed; ++p) {
-      rows.push_back(EagerMeasurement{2, topology, bytes, static_cast<P2pProtocol>(p), timing.latency_us[p], iterations});
+    if (!any_failed) {
+      for (int p = 0; p < 2; ++p) {
+        rows.push_back(EagerMeasurement{2, topology, bytes, static_cast<P2pProtocol>(p), timing.latency_us[p], iterations});
+      }
     }
     std::printf("[p2p %zu/%zu] eager limit, world ranks 0-1, %s, %s: inline %.1f us, rendezvous %.1f us%s%s\n", step + 1,
                 sizes.size(), topology_name(topology), human_bytes(bytes).c_str(), timing.latency_us[0],
