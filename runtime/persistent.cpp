@@ -23,25 +23,28 @@ struct Persistent {
   bool disconnected = false;             // `start`'s communicator went with MPI_Comm_disconnect (holds dropped it)
   MPI_Request inner = MPI_REQUEST_NULL;  // the started operation, until it has completed
   MPI_Status status{};                   // the inner request's status, once it has completed
+  int error = MPI_SUCCESS;               // the inner request's error: the round's, which the handle reports
   bool active = false;                   // started, and not yet completed by the base MPI
 };
 
 std::atomic<int> g_in_flight{0};  // registered handles whose inner request is not yet complete
 
-// Completes or tests `entry`'s inner request; `wait` blocks. Returns the inner request's error.
-int settle_inner(Persistent& entry, bool wait, bool* running) {
+// Completes or tests `entry`'s inner request; `wait` blocks. A failure is the round's error, which
+// the handle reports when the base MPI completes it (mark_completed): not earlier, since a Wait/Test
+// call over several requests must report it with the handle's completion, in its status.
+void settle_inner(Persistent& entry, bool wait, bool* running) {
   std::lock_guard<std::mutex> lock(entry.mutex);
   *running = false;
-  if (entry.inner == MPI_REQUEST_NULL) return MPI_SUCCESS;
+  if (entry.inner == MPI_REQUEST_NULL) return;
   int done = 1;
   const int rc = wait ? PMPI_Wait(&entry.inner, &entry.status) : PMPI_Test(&entry.inner, &done, &entry.status);
   if (rc != MPI_SUCCESS || done) {
     entry.inner = MPI_REQUEST_NULL;  // completed (an erroneous one is freed by the base MPI too)
+    entry.error = rc;
     g_in_flight.fetch_sub(1, std::memory_order_acq_rel);
-    return rc;
+    return;
   }
   *running = true;
-  return MPI_SUCCESS;
 }
 
 class Registry {
@@ -135,6 +138,7 @@ int start_request(MPI_Request* request) {
   }
   if (entry->start) {
     set_empty_status(&entry->status);  // what a round that completes at once reports
+    entry->error = MPI_SUCCESS;
     const int rc = entry->start(&entry->inner);
     if (rc != MPI_SUCCESS) return rc;
     if (entry->inner != MPI_REQUEST_NULL) g_in_flight.fetch_add(1, std::memory_order_acq_rel);
@@ -216,14 +220,13 @@ bool persistent_requests_exist() { return registry().size() > 0; }
 
 bool device_work_in_flight() { return g_in_flight.load(std::memory_order_acquire) > 0; }
 
-int hide_from_base(MPI_Request handle, bool* hide, bool* running) {
+void hide_from_base(MPI_Request handle, bool* hide, bool* running) {
   *hide = *running = false;
   const std::shared_ptr<Persistent> entry = registry().find(handle);  // no lock while the table is empty
-  if (!entry) return MPI_SUCCESS;
-  const int rc = settle_inner(*entry, false, running);
+  if (!entry) return;
+  settle_inner(*entry, false, running);
   std::lock_guard<std::mutex> lock(entry->mutex);
   *hide = *running || !entry->active;
-  return rc;
 }
 
 namespace {
@@ -238,12 +241,15 @@ void copy_status(const Persistent& entry, MPI_Status* status) {
 
 }  // namespace
 
-void mark_completed(MPI_Request handle, MPI_Status* status) {
+int mark_completed(MPI_Request handle, MPI_Status* status) {
   const std::shared_ptr<Persistent> entry = registry().find(handle);  // no lock while the table is empty
-  if (!entry) return;
+  if (!entry) return MPI_SUCCESS;
   std::lock_guard<std::mutex> lock(entry->mutex);
   copy_status(*entry, status);
+  const int error = entry->active ? entry->error : MPI_SUCCESS;
   entry->active = false;
+  entry->error = MPI_SUCCESS;
+  return error;
 }
 
 bool report_inactive(MPI_Request handle, MPI_Status* status) {
@@ -258,23 +264,24 @@ bool report_inactive(MPI_Request handle, MPI_Status* status) {
   return true;
 }
 
-void report_status(MPI_Request handle, MPI_Status* status) {
+int report_status(MPI_Request handle, MPI_Status* status) {
   const std::shared_ptr<Persistent> entry = registry().find(handle);
-  if (!entry) return;
+  if (!entry) return MPI_SUCCESS;
   std::lock_guard<std::mutex> lock(entry->mutex);
   copy_status(*entry, status);
+  return entry->active ? entry->error : MPI_SUCCESS;
 }
 
-int test_device_work(MPI_Request handle, bool* running) {
+void test_device_work(MPI_Request handle, bool* running) {
   *running = false;
   const std::shared_ptr<Persistent> entry = device_work_in_flight() ? registry().find(handle) : nullptr;
-  return entry ? settle_inner(*entry, false, running) : MPI_SUCCESS;
+  if (entry) settle_inner(*entry, false, running);
 }
 
-int wait_device_work(MPI_Request handle) {
+void wait_device_work(MPI_Request handle) {
   bool running = false;
   const std::shared_ptr<Persistent> entry = device_work_in_flight() ? registry().find(handle) : nullptr;
-  return entry ? settle_inner(*entry, true, &running) : MPI_SUCCESS;
+  if (entry) settle_inner(*entry, true, &running);
 }
 
 }  // namespace mcrp

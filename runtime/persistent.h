@@ -73,13 +73,13 @@ bool device_work_in_flight();
 
 // Whether the base MPI must not see `handle` in Waitany/Testany/Waitsome/Testsome: a registered
 // handle that is inactive (*running false) or whose collective still runs (*running true).
-// Returns the collective's error, if it failed.
-int hide_from_base(MPI_Request handle, bool* hide, bool* running);
+// The operation's failure is not returned here but by mark_completed, with the handle's completion.
+void hide_from_base(MPI_Request handle, bool* hide, bool* running);
 // Tests (without blocking) the collective work behind `handle`; *running is false for handles that
-// are not registered or have none in flight. Returns the work's error, if it failed.
-int test_device_work(MPI_Request handle, bool* running);
+// are not registered or have none in flight.
+void test_device_work(MPI_Request handle, bool* running);
 // Waits for the collective work behind `handle` (none: returns at once).
-int wait_device_work(MPI_Request handle);
+void wait_device_work(MPI_Request handle);
 // Whether `handle` is registered and inactive (never started, or completed since its last start);
 // then *status (unless MPI_STATUS_IGNORE) is the empty status MPI gives an inactive request. The base
 // MPI is not asked: MPICH 4.0.2 reports a never-started persistent collective, the library's
@@ -87,9 +87,13 @@ int wait_device_work(MPI_Request handle);
 bool report_inactive(MPI_Request handle, MPI_Status* status);
 // Records that the base MPI has completed `handle` (it is inactive until its next MPI_Start), and
 // puts the status of the operation behind it, if the library owns one, into *status (unless
-// MPI_STATUS_IGNORE): the handle's own status says nothing about a receive.
-void mark_completed(MPI_Request handle, MPI_Status* status = MPI_STATUS_IGNORE);
-// Only the status part of mark_completed (MPI_Request_get_status leaves the request active).
-void report_status(MPI_Request handle, MPI_Status* status);
+// MPI_STATUS_IGNORE): the handle's own status says nothing about a receive. Returns the error of
+// the round that completed (the base MPI saw its placeholder complete cleanly), MPI_SUCCESS if it
+// succeeded; the status's MPI_ERROR field is left to the caller, which sets it only where MPI says
+// (MPI_ERR_IN_STATUS of the array forms).
+int mark_completed(MPI_Request handle, MPI_Status* status = MPI_STATUS_IGNORE);
+// Only the status part of mark_completed (MPI_Request_get_status leaves the request active); the
+// same error.
+int report_status(MPI_Request handle, MPI_Status* status);
 
 }  // namespace mcrp

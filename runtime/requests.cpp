@@ -47,6 +47,19 @@ std::unordered_map<Generalized*, Shared> g_live;
 std::atomic<int> g_live_count{0};
 std::mutex g_advancing;  // one thread walks the list at a time
 
+// Requests MPI holds a reference to (from start to the free callback), any of which may have
+// failed (library_failure_possible); and the failures the base MPI completed in this thread's
+// current Wait/Test call: MPICH calls the query callback from the completing call, in the calling
+// thread, just before the free callback. A handful at most: a call's array, or what calls that
+// never asked left (bounded below).
+std::atomic<int> g_mpi_references{0};
+struct CompletedFailure {
+  MPI_Request handle;
+  int error;
+};
+thread_local std::vector<CompletedFailure> t_completed_failures;
+constexpr std::size_t kCompletedFailuresKept = 256;
+
 void update_live_count() { g_live_count.store(static_cast<int>(g_live.size()), std::memory_order_release); }
 
 void add_live(const Shared& g) {
@@ -73,6 +86,10 @@ int query(void* state, MPI_Status* status) {
   const Generalized* g = from_state(state);
   *status = g->status;  // written before MPI_Grequest_complete, never after
   status->MPI_ERROR = g->error;
+  if (g->error != MPI_SUCCESS) {
+    if (t_completed_failures.size() >= kCompletedFailuresKept) t_completed_failures.clear();
+    t_completed_failures.push_back({g->handle, g->error});
+  }
   return g->error;
 }
 
@@ -104,6 +121,7 @@ bool advance(Generalized* g) {
 // live list, which finishes it from the library's progress and then drops it.
 int release(void* state) {
   auto* shared = static_cast<Shared*>(state);
+  g_mpi_references.fetch_sub(1, std::memory_order_acq_rel);
   if ((*shared)->finished.load(std::memory_order_acquire)) {
     forget_live(shared->get());
   } else {
@@ -161,6 +179,13 @@ void finish_in_flight(Wanted wanted) {
   }
 }
 
+// MPIX_Grequest_start with the library's callbacks; `mpi_reference` is MPI's from then on.
+int start_base_request(Shared* mpi_reference, MPI_Request* request) {
+  const int rc = PMPIX_Grequest_start(query, release, cancel, poll, wait_all, mpi_reference, request);
+  if (rc == MPI_SUCCESS) g_mpi_references.fetch_add(1, std::memory_order_acq_rel);
+  return rc;
+}
+
 }  // namespace
 
 void AsyncOp::fill_status(MPI_Status* status) const { fill_empty_status(status); }
@@ -176,7 +201,7 @@ Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, const char*
   // Hold the op's lock until the handle is known, so no poll can complete an unnamed request.
   std::unique_lock<std::mutex> lock(g->mutex);
   g->op = std::move(op);
-  const int rc = PMPIX_Grequest_start(query, release, cancel, poll, wait_all, mpi_reference, &g->handle);
+  const int rc = start_base_request(mpi_reference, &g->handle);
   if (rc != MPI_SUCCESS) {
     delete mpi_reference;
     *request = MPI_REQUEST_NULL;
@@ -194,7 +219,7 @@ Status start_completed(MPI_Request* request) {
   Generalized* g = mpi_reference->get();
   fill_empty_status(&g->status);
   g->finished.store(true, std::memory_order_release);
-  const int rc = PMPIX_Grequest_start(query, release, cancel, poll, wait_all, mpi_reference, request);
+  const int rc = start_base_request(mpi_reference, request);
   if (rc != MPI_SUCCESS) {
     delete mpi_reference;
     *request = MPI_REQUEST_NULL;
@@ -202,6 +227,19 @@ Status start_completed(MPI_Request* request) {
   }
   PMPI_Grequest_complete(*request);
   return {};
+}
+
+bool library_failure_possible() {
+  return g_mpi_references.load(std::memory_order_acquire) != 0;
+}
+
+void forget_completed_failures() { t_completed_failures.clear(); }
+
+int completed_failure(MPI_Request handle) {
+  for (const CompletedFailure& failure : t_completed_failures) {
+    if (failure.handle == handle) return failure.error;
+  }
+  return MPI_SUCCESS;
 }
 
 void advance_live_requests() {

@@ -55,6 +55,20 @@ Status start_generalized(std::unique_ptr<AsyncOp> op, MPI_Comm comm, const char*
 // A request that is already complete: for device calls that ran to completion when issued.
 Status start_completed(MPI_Request* request);
 
+// MPICH 4.0.2 reports a failed library request that MPI_Waitall, MPI_Testall, MPI_Waitsome or
+// MPI_Testsome completes with a new code of class MPI_ERR_OTHER in its status (it wraps what the
+// query callback returns), not with the request's own error (MPI_ERR_TRUNCATE, say); MPI_Wait,
+// MPI_Test, MPI_Waitany and MPI_Testany return the right one. So each failure is kept for the
+// thread whose call completes the request, and the Wait/Test family puts it back
+// (runtime/wait_family.cpp). Whether such a failure can be in a call starting now: an op in flight
+// (it may fail during the call) or a failed request not yet freed by MPI. One atomic load.
+bool library_failure_possible();
+// Forgets the failures this thread's earlier calls completed; called before a base Wait/Test call.
+void forget_completed_failures();
+// The error library request `handle` failed with, if the base MPI completed it in this thread since
+// forget_completed_failures(); MPI_SUCCESS otherwise.
+int completed_failure(MPI_Request handle);
+
 // Advances every request whose op is in flight, those the application freed while active included
 // (one atomic load when there are none).
 void advance_live_requests();

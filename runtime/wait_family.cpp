@@ -5,11 +5,33 @@
 
 #include "runtime/persistent.h"
 #include "runtime/progress.h"
+#include "runtime/requests.h"
 
 namespace mcrp {
 namespace {
 
 bool bad_array(int count, const MPI_Request requests[]) { return count < 0 || (count > 0 && requests == nullptr); }
+
+// A completed element's status and the error MPI should report for it.
+struct CompletedElement {
+  MPI_Status* status;  // MPI_STATUS_IGNORE if none
+  int error;
+};
+
+// The result of an array form (Waitall, Testall, Waitsome, Testsome) whose completed elements
+// include failed persistent rounds, which the base MPI saw complete cleanly: MPI_ERR_IN_STATUS, with
+// each completed element's error in its status (MPI_SUCCESS where the base MPI returned success and
+// so set none). The base MPI's own failure of the call comes first.
+int array_result(int rc, const std::vector<CompletedElement>& completed) {
+  const bool failed =
+      std::any_of(completed.begin(), completed.end(), [](const CompletedElement& e) { return e.error != MPI_SUCCESS; });
+  if (!failed || (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)) return rc;
+  for (const CompletedElement& element : completed) {
+    if (element.status == MPI_STATUS_IGNORE) continue;
+    if (element.error != MPI_SUCCESS || rc == MPI_SUCCESS) element.status->MPI_ERROR = element.error;
+  }
+  return MPI_ERR_IN_STATUS;
+}
 
 // The array as the base MPI's Wait/Test calls over arrays should see it: registered persistent
 // handles that are inactive or whose operation still runs replaced by MPI_REQUEST_NULL (for which
@@ -18,9 +40,9 @@ bool bad_array(int count, const MPI_Request requests[]) { return count < 0 || (c
 class MaskedArray {
  public:
   MaskedArray(int count, MPI_Request requests[]) : requests_(requests), view_(requests, requests + count), masked_(count, 0) {
-    for (int i = 0; i < count && rc_ == MPI_SUCCESS; ++i) {
+    for (int i = 0; i < count; ++i) {
       bool hide = false, running = false;
-      rc_ = hide_from_base(requests[i], &hide, &running);
+      hide_from_base(requests[i], &hide, &running);
       if (hide) {
         masked_[i] = 1;
         view_[i] = MPI_REQUEST_NULL;
@@ -28,37 +50,82 @@ class MaskedArray {
       any_running_ = any_running_ || running;
     }
   }
-  // The base MPI completed element i of the view, and wrote its status to *status.
-  void completed(int i, MPI_Status* status) {
-    mark_completed(requests_[i], status);
+  // The base MPI completed element i of the view, and wrote its status to *status. Returns the
+  // error of a persistent round behind it (runtime/persistent.h).
+  int completed(int i, MPI_Status* status) {
+    const int error = mark_completed(requests_[i], status);
     requests_[i] = view_[i];
+    return error;
   }
-  // The base MPI completed the whole view (Waitall): the hidden elements stay as they were.
-  void all_completed(MPI_Status statuses[]) {
+  // The base MPI's Waitall over the whole view returned rc: the hidden elements stay as they were.
+  int all_completed(int rc, MPI_Status statuses[]) {
+    std::vector<CompletedElement> done;
     for (int i = 0; i < static_cast<int>(masked_.size()); ++i) {
-      if (!masked_[i]) completed(i, statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
+      if (masked_[i]) continue;
+      MPI_Status* status = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+      done.push_back({status, completed(i, status)});
     }
+    return array_result(rc, done);
+  }
+  // The base MPI's Waitsome/Testsome completed *outcount elements and returned rc.
+  int some_completed(int rc, const int* outcount, const int indices[], MPI_Status statuses[]) {
+    if ((rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) || *outcount == MPI_UNDEFINED) return rc;
+    std::vector<CompletedElement> done;
+    for (int k = 0; k < *outcount; ++k) {
+      MPI_Status* status = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k];
+      done.push_back({status, completed(indices[k], status)});
+    }
+    return array_result(rc, done);
   }
   MPI_Request* view() { return view_.data(); }
   // "No active request" is not true while a hidden collective still runs.
   bool any_running() const { return any_running_; }
-  int error() const { return rc_; }
 
  private:
   MPI_Request* requests_;
   std::vector<MPI_Request> view_;
   std::vector<char> masked_;
   bool any_running_ = false;
-  int rc_ = MPI_SUCCESS;
 };
 
-int wait_every_device_work(int count, const MPI_Request requests[]) {
-  int first_error = MPI_SUCCESS;
-  for (int i = 0; i < count; ++i) {
-    const int rc = wait_device_work(requests[i]);
-    if (first_error == MPI_SUCCESS) first_error = rc;
+// The handles of one base call's array, kept while a library request in it may fail
+// (runtime/requests.h: MPICH 4.0.2 then reports MPI_ERR_OTHER in the failed element's status), so
+// that the failed elements get their own error back after the base MPI has nulled the handles.
+// Copies nothing when no library request exists. One at a time per thread.
+class LibraryFailures {
+ public:
+  LibraryFailures(int count, const MPI_Request requests[]) {
+    if (count <= 0 || requests == nullptr || !library_failure_possible()) return;
+    static thread_local std::vector<MPI_Request> handles;
+    handles.assign(requests, requests + count);
+    handles_ = &handles;
+    forget_completed_failures();
   }
-  return first_error;
+  // After Waitall or Testall returned rc.
+  void restore_all(int rc, int count, MPI_Status statuses[]) const {
+    if (!wanted(rc, statuses)) return;
+    for (int i = 0; i < count; ++i) restore(i, &statuses[i]);
+  }
+  // After Waitsome or Testsome returned rc.
+  void restore_some(int rc, const int* outcount, const int indices[], MPI_Status statuses[]) const {
+    if (!wanted(rc, statuses) || *outcount == MPI_UNDEFINED) return;
+    for (int k = 0; k < *outcount; ++k) restore(indices[k], &statuses[k]);
+  }
+
+ private:
+  bool wanted(int rc, MPI_Status statuses[]) const {
+    return handles_ != nullptr && rc == MPI_ERR_IN_STATUS && statuses != MPI_STATUSES_IGNORE;
+  }
+  void restore(int i, MPI_Status* status) const {
+    if (status->MPI_ERROR == MPI_SUCCESS || status->MPI_ERROR == MPI_ERR_PENDING) return;
+    const int error = completed_failure((*handles_)[i]);
+    if (error != MPI_SUCCESS) status->MPI_ERROR = error;
+  }
+  std::vector<MPI_Request>* handles_ = nullptr;
+};
+
+void wait_every_device_work(int count, const MPI_Request requests[]) {
+  for (int i = 0; i < count; ++i) wait_device_work(requests[i]);
 }
 
 // While the library has background work that a peer may be waiting for (a point-to-point
@@ -86,24 +153,30 @@ int wait_one(MPI_Request* request, MPI_Status* status) {
   if (!persistent_requests_exist() || request == nullptr) return PMPI_Wait(request, status);
   if (report_inactive(*request, status)) return MPI_SUCCESS;
   const MPI_Request handle = *request;
-  const int device_rc = wait_device_work(handle);
+  wait_device_work(handle);
   const int rc = PMPI_Wait(request, status);
-  if (rc == MPI_SUCCESS) mark_completed(handle, status);
-  return device_rc != MPI_SUCCESS ? device_rc : rc;
+  return rc == MPI_SUCCESS ? mark_completed(handle, status) : rc;
 }
 
 int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (background_work_pending() && !bad_array(count, requests)) {
     return poll_until([&](int* done) { return test_all(count, requests, done, statuses); });
   }
-  if (!persistent_requests_exist() || bad_array(count, requests)) return PMPI_Waitall(count, requests, statuses);
+  if (bad_array(count, requests)) return PMPI_Waitall(count, requests, statuses);
+  if (!persistent_requests_exist()) {
+    const LibraryFailures failures(count, requests);
+    const int rc = PMPI_Waitall(count, requests, statuses);
+    failures.restore_all(rc, count, statuses);
+    return rc;
+  }
   // Waiting for the device work first is safe: the base MPI keeps progressing meanwhile, and no
   // other request's completion is needed for it to finish.
-  const int device_rc = wait_every_device_work(count, requests);
+  wait_every_device_work(count, requests);
   MaskedArray masked(count, requests);  // nothing runs any more: hides the inactive handles
+  const LibraryFailures failures(count, masked.view());
   const int rc = PMPI_Waitall(count, masked.view(), statuses);
-  masked.all_completed(statuses);
-  return device_rc != MPI_SUCCESS ? device_rc : rc;
+  failures.restore_all(rc, count, statuses);
+  return masked.all_completed(rc, statuses);
 }
 
 int test_one(MPI_Request* request, int* flag, MPI_Status* status) {
@@ -114,15 +187,13 @@ int test_one(MPI_Request* request, int* flag, MPI_Status* status) {
   }
   const MPI_Request handle = *request;
   bool running = false;
-  int rc = test_device_work(handle, &running);
-  if (rc != MPI_SUCCESS) return rc;
+  test_device_work(handle, &running);
   if (running) {
     *flag = 0;
     return MPI_SUCCESS;
   }
-  rc = PMPI_Test(request, flag, status);
-  if (rc == MPI_SUCCESS && *flag) mark_completed(handle, status);
-  return rc;
+  const int rc = PMPI_Test(request, flag, status);
+  return rc == MPI_SUCCESS && *flag ? mark_completed(handle, status) : rc;
 }
 
 int test_any(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
@@ -130,25 +201,27 @@ int test_any(int count, MPI_Request requests[], int* index, int* flag, MPI_Statu
     return PMPI_Testany(count, requests, index, flag, status);
   }
   MaskedArray masked(count, requests);
-  if (masked.error() != MPI_SUCCESS) return masked.error();
   const int rc = PMPI_Testany(count, masked.view(), index, flag, status);
-  if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED) masked.completed(*index, status);
+  if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED) return masked.completed(*index, status);
   if (*flag && *index == MPI_UNDEFINED && masked.any_running()) *flag = 0;
   return rc;
 }
 
 int test_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!persistent_requests_exist() || bad_array(count, requests) || outcount == nullptr) {
+  if (bad_array(count, requests) || outcount == nullptr || indices == nullptr) {
     return PMPI_Testsome(count, requests, outcount, indices, statuses);
   }
-  MaskedArray masked(count, requests);
-  if (masked.error() != MPI_SUCCESS) return masked.error();
-  const int rc = PMPI_Testsome(count, masked.view(), outcount, indices, statuses);
-  if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED) {
-    for (int k = 0; k < *outcount; ++k) {
-      masked.completed(indices[k], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k]);
-    }
+  if (!persistent_requests_exist()) {
+    const LibraryFailures failures(count, requests);
+    const int rc = PMPI_Testsome(count, requests, outcount, indices, statuses);
+    failures.restore_some(rc, outcount, indices, statuses);
+    return rc;
   }
+  MaskedArray masked(count, requests);
+  const LibraryFailures failures(count, masked.view());
+  int rc = PMPI_Testsome(count, masked.view(), outcount, indices, statuses);
+  failures.restore_some(rc, outcount, indices, statuses);
+  rc = masked.some_completed(rc, outcount, indices, statuses);
   if (*outcount == MPI_UNDEFINED && masked.any_running()) *outcount = 0;
   return rc;
 }
@@ -176,8 +249,14 @@ int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], M
       return rc;
     });
   }
-  if (!persistent_requests_exist() || bad_array(count, requests) || outcount == nullptr) {
+  if (bad_array(count, requests) || outcount == nullptr || indices == nullptr) {
     return PMPI_Waitsome(count, requests, outcount, indices, statuses);
+  }
+  if (!persistent_requests_exist()) {
+    const LibraryFailures failures(count, requests);
+    const int rc = PMPI_Waitsome(count, requests, outcount, indices, statuses);
+    failures.restore_some(rc, outcount, indices, statuses);
+    return rc;
   }
   for (;;) {
     const int rc = test_some(count, requests, outcount, indices, statuses);
@@ -196,15 +275,13 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
     return MPI_SUCCESS;
   }
   bool running = false;
-  const int rc = test_device_work(request, &running);
-  if (rc != MPI_SUCCESS) return rc;
+  test_device_work(request, &running);
   if (running) {
     *flag = 0;
     return MPI_SUCCESS;
   }
   const int base_rc = PMPI_Request_get_status(request, flag, status);
-  if (base_rc == MPI_SUCCESS && *flag) report_status(request, status);
-  return base_rc;
+  return base_rc == MPI_SUCCESS && *flag ? report_status(request, status) : base_rc;
 }
 
 int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
@@ -214,22 +291,26 @@ int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]
   // The defect concerns persistent collective requests only, which the library registers: without
   // one in the array, the base MPI's own Testall (which also polls generalized requests) is right.
   if (!persistent_requests_exist() || std::none_of(requests, requests + count, is_registered)) {
-    return PMPI_Testall(count, requests, flag, statuses);
+    const LibraryFailures failures(count, requests);
+    const int rc = PMPI_Testall(count, requests, flag, statuses);
+    failures.restore_all(rc, count, statuses);
+    return rc;
   }
   MaskedArray masked(count, requests);
-  if (masked.error() != MPI_SUCCESS) return masked.error();
   *flag = 0;
   if (masked.any_running()) return MPI_SUCCESS;
   advance_library();  // the base MPI's Request_get_status polls no generalized request
   for (int i = 0; i < count; ++i) {
     int done = 0;
+    // A request whose status cannot be had has failed, and is complete: Waitall reports it.
     const int rc = PMPI_Request_get_status(masked.view()[i], &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS || !done) return rc;
+    if (rc == MPI_SUCCESS && !done) return MPI_SUCCESS;
   }
   *flag = 1;
+  const LibraryFailures failures(count, masked.view());
   const int rc = PMPI_Waitall(count, masked.view(), statuses);
-  masked.all_completed(statuses);
-  return rc;
+  failures.restore_all(rc, count, statuses);
+  return masked.all_completed(rc, statuses);
 }
 
 }  // namespace mcrp

@@ -13,6 +13,11 @@
 // MPI_ERROR field 0) as soon as a completed persistent collective is in the array. Completion is
 // observed with MPI_Request_get_status (unaffected, frees nothing) and, once everything is
 // complete, finished with Waitall; nothing completes unless everything does, as MPI_Testall says.
+//
+// Errors: a failed library request (runtime/requests.h) reports its own error, where MPICH 4.0.2's
+// array forms would put a code of class MPI_ERR_OTHER in its status; a failed persistent round is
+// reported when its handle completes (runtime/persistent.h, mark_completed): the error itself from
+// Wait/Test/Waitany/Testany, MPI_ERR_IN_STATUS and the error in the status from the array forms.
 #pragma once
 #include <mpi.h>
 

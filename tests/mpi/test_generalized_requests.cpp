@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/requests.h"
+#include "runtime/wait_family.h"
 #include "tests/mpi/check.h"
 
 namespace {
@@ -80,7 +81,11 @@ class StatusOp : public mcrp::AsyncOp {
 
 class FailingOp : public mcrp::AsyncOp {
  public:
-  mcrp::Status progress(bool*) override { return mcrp::Status(MPI_ERR_OTHER, "injected failure"); }
+  explicit FailingOp(int error_class = MPI_ERR_OTHER) : error_class_(error_class) {}
+  mcrp::Status progress(bool*) override { return mcrp::Status(error_class_, "injected failure"); }
+
+ private:
+  int error_class_;
 };
 
 MPI_Request start(std::unique_ptr<mcrp::AsyncOp> op, MPI_Comm comm) {
@@ -170,6 +175,48 @@ void failures_reach_the_request(MPI_Comm comm) {
   MPI_Comm_free(&quiet);
 }
 
+// A failed op beside one that succeeds, completed by the library's array forms (runtime/
+// wait_family.h, what MPI_Waitall and the others call): MPI_ERR_IN_STATUS, and the failed element's
+// status carries the op's own error class (MPICH 4.0.2 alone puts MPI_ERR_OTHER there).
+void failures_in_arrays(MPI_Comm comm) {
+  MPI_Comm quiet;
+  MPI_Comm_dup(comm, &quiet);
+  MPI_Comm_set_errhandler(quiet, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);  // where the base MPI raises a request's error
+  const char* forms[] = {"Waitall", "Testall", "Waitsome", "Testsome"};
+  for (int form = 0; form < 4; ++form) {
+    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    mcrp::start_generalized(std::make_unique<FailingOp>(MPI_ERR_ARG), quiet, "MPI_Iallreduce", {}, &requests[0]);
+    mcrp::start_generalized(std::make_unique<CountdownOp>(3), quiet, "MPI_Iallreduce", {}, &requests[1]);
+    int failed_class = -1, other_error = -1, call_rc = MPI_SUCCESS;
+    for (int spins = 0; (failed_class == -1 || other_error == -1) && spins < 100000; ++spins) {
+      MPI_Status statuses[2];
+      int indices[2] = {0, 1}, outcount = 2, flag = 1, rc = MPI_SUCCESS;
+      switch (form) {
+        case 0: rc = mcrp::wait_all(2, requests, statuses); break;
+        case 1: rc = mcrp::test_all(2, requests, &flag, statuses); break;
+        case 2: rc = mcrp::wait_some(2, requests, &outcount, indices, statuses); break;
+        default: rc = mcrp::test_some(2, requests, &outcount, indices, statuses); break;
+      }
+      if (!flag || outcount == MPI_UNDEFINED) continue;
+      if (rc != MPI_SUCCESS) call_rc = rc;
+      for (int k = 0; k < outcount; ++k) {
+        const int error = rc == MPI_ERR_IN_STATUS ? statuses[k].MPI_ERROR : rc;
+        if (error == MPI_ERR_PENDING) continue;  // still active: a later call completes it
+        if (indices[k] == 0 && failed_class == -1) MPI_Error_class(error, &failed_class);
+        if (indices[k] == 1 && other_error == -1) other_error = error;
+      }
+    }
+    const std::string what = std::string(forms[form]) + " over a failed and a successful op";
+    g_check.check(call_rc == MPI_ERR_IN_STATUS, what + ": returns MPI_ERR_IN_STATUS (got " + std::to_string(call_rc) + ")");
+    g_check.check(failed_class == MPI_ERR_ARG,
+                  what + ": the failed op's status has its class MPI_ERR_ARG (got " + std::to_string(failed_class) + ")");
+    g_check.check(other_error == MPI_SUCCESS, what + ": the other op's status says MPI_SUCCESS");
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm_free(&quiet);
+}
+
 // What point-to-point needs of these requests: the op's status (source, tag, count) reaches the
 // caller; MPI_Cancel reaches the op; MPI_Request_free on an active request leaves the op to the
 // library, which finishes and releases it from its own progress.
@@ -208,6 +255,7 @@ int main(int argc, char** argv) {
   wait_and_test_single(MPI_COMM_WORLD);
   mixed_arrays(MPI_COMM_WORLD);
   failures_reach_the_request(MPI_COMM_WORLD);
+  failures_in_arrays(MPI_COMM_WORLD);
   statuses_cancel_and_free(MPI_COMM_WORLD);
   g_check.check(g_live_ops.load() == 0, "no op outlives its request");
   const int rc = g_check.finish(MPI_COMM_WORLD, "test_generalized_requests");

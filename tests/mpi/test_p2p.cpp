@@ -433,6 +433,120 @@ void truncation(const Env& e) {
   }
 }
 
+// ---- a truncated receive completed among others by each Wait/Test form over an array, nonblocking
+// and persistent: the call returns MPI_ERR_IN_STATUS (Waitany and Testany: the error itself), the
+// truncated receive's status names MPI_ERR_TRUNCATE and the whole receive's MPI_SUCCESS (or
+// MPI_ERR_PENDING, then a later call completes it), as the base MPI reports its own requests ----
+enum class ArrayWait { waitall, testall, waitsome, testsome, waitany, testany };
+
+const char* array_wait_name(ArrayWait how) {
+  switch (how) {
+    case ArrayWait::waitall: return "Waitall";
+    case ArrayWait::testall: return "Testall";
+    case ArrayWait::waitsome: return "Waitsome";
+    case ArrayWait::testsome: return "Testsome";
+    case ArrayWait::waitany: return "Waitany";
+    case ArrayWait::testany: return "Testany";
+  }
+  return "?";
+}
+
+// One call of `how` over the two receives; `note(i, rc, status)` for each receive it completed.
+template <class Note>
+bool complete_some(ArrayWait how, MPI_Request receives[2], Note note) {
+  MPI_Status statuses[2];
+  int indices[2], flag = 0, outcount = 0, index = MPI_UNDEFINED, rc = MPI_SUCCESS;
+  switch (how) {
+    case ArrayWait::waitall:
+    case ArrayWait::testall:
+      rc = how == ArrayWait::waitall ? MPI_Waitall(2, receives, statuses) : MPI_Testall(2, receives, &flag, statuses);
+      if (how == ArrayWait::waitall || flag || rc != MPI_SUCCESS)
+        for (int i = 0; i < 2; ++i) note(i, rc, statuses[i]);
+      return true;
+    case ArrayWait::waitsome:
+    case ArrayWait::testsome:
+      rc = how == ArrayWait::waitsome ? MPI_Waitsome(2, receives, &outcount, indices, statuses)
+                                      : MPI_Testsome(2, receives, &outcount, indices, statuses);
+      if (outcount == MPI_UNDEFINED) return false;
+      for (int k = 0; k < outcount; ++k) note(indices[k], rc, statuses[k]);
+      return true;
+    case ArrayWait::waitany:
+    case ArrayWait::testany:
+      flag = 1;
+      rc = how == ArrayWait::waitany ? MPI_Waitany(2, receives, &index, &statuses[0])
+                                     : MPI_Testany(2, receives, &index, &flag, &statuses[0]);
+      if (flag && index == MPI_UNDEFINED) return false;
+      if (flag) note(index, rc, statuses[0]);
+      return true;
+  }
+  return false;
+}
+
+// Completes both receives with `how`. Per receive, the error it was reported with (its status's
+// MPI_ERROR under MPI_ERR_IN_STATUS, else the call's code), or -1 if never; *call_rc: a code the
+// calls returned other than MPI_SUCCESS.
+std::vector<int> complete_receives(ArrayWait how, MPI_Request receives[2], int* call_rc) {
+  std::vector<int> reported(2, -1);
+  *call_rc = MPI_SUCCESS;
+  auto note = [&](int i, int rc, const MPI_Status& status) {
+    const int error = rc == MPI_ERR_IN_STATUS ? status.MPI_ERROR : rc;
+    if (error == MPI_ERR_PENDING) return;  // neither failed nor completed: still active
+    if (reported[i] == -1) reported[i] = error;
+    if (rc != MPI_SUCCESS) *call_rc = rc;
+  };
+  for (int spins = 0; (reported[0] == -1 || reported[1] == -1) && spins < 10000000; ++spins) {
+    if (!complete_some(how, receives, note)) break;
+  }
+  return reported;
+}
+
+void truncation_in_arrays(const Env& e) {
+  const MPI_Count n = 64;
+  for (int persistent = 0; persistent < 2; ++persistent)
+    for (ArrayWait how : {ArrayWait::waitall, ArrayWait::testall, ArrayWait::waitsome, ArrayWait::testsome,
+                          ArrayWait::waitany, ArrayWait::testany}) {
+      const std::string what = std::string("a truncated ") + (persistent ? "persistent" : "nonblocking") +
+                               " receive beside a whole one, completed by " + array_wait_name(how);
+      const int long_tag = 120, whole_tag = 121;
+      auto long_out = send_buffer(e, e.rank, long_tag, n + 3);
+      auto whole_out = send_buffer(e, e.rank, whole_tag, n);
+      auto short_in = recv_buffer(e, n);
+      auto whole_in = recv_buffer(e, n);
+      MPI_Request receives[2];
+      if (persistent) {
+        MPI_Recv_init_c(short_in->data(), n, MPI_INT, e.left(), long_tag, e.comm, &receives[0]);
+        MPI_Recv_init_c(whole_in->data(), n, MPI_INT, e.left(), whole_tag, e.comm, &receives[1]);
+        MPI_Startall(2, receives);
+      } else {
+        MPI_Irecv_c(short_in->data(), n, MPI_INT, e.left(), long_tag, e.comm, &receives[0]);
+        MPI_Irecv_c(whole_in->data(), n, MPI_INT, e.left(), whole_tag, e.comm, &receives[1]);
+      }
+      MPI_Request sends[2];
+      MPI_Isend_c(long_out->data(), n + 3, MPI_INT, e.right(), long_tag, e.comm, &sends[0]);
+      MPI_Isend_c(whole_out->data(), n, MPI_INT, e.right(), whole_tag, e.comm, &sends[1]);
+      int call_rc = MPI_SUCCESS;
+      const std::vector<int> reported = complete_receives(how, receives, &call_rc);
+      MPI_Waitall(2, sends, MPI_STATUSES_IGNORE);
+      int short_class = -1, call_class = MPI_SUCCESS;
+      if (reported[0] >= 0) PMPI_Error_class(reported[0], &short_class);
+      PMPI_Error_class(call_rc, &call_class);
+      const bool single = how == ArrayWait::waitany || how == ArrayWait::testany;
+      const int wanted_call = single ? MPI_ERR_TRUNCATE : MPI_ERR_IN_STATUS;
+      e.checker.check(call_class == wanted_call, what + ": the call's class, expected " +
+                                                     std::to_string(wanted_call) + ", got " + std::to_string(call_class));
+      e.checker.check(short_class == MPI_ERR_TRUNCATE, what + ": the truncated receive's class, expected " +
+                                                           std::to_string(MPI_ERR_TRUNCATE) + ", got " +
+                                                           std::to_string(short_class));
+      e.checker.check(short_in->download().back() == kSentinel, what + ": nothing written past the buffer");
+      e.checker.check(reported[1] == MPI_SUCCESS, what + ": the whole receive reported " + std::to_string(reported[1]));
+      expect_received(e, what + ": the whole receive", reported[1], *whole_in, e.left(), whole_tag, n, nullptr);
+      if (persistent) {
+        MPI_Request_free(&receives[0]);
+        MPI_Request_free(&receives[1]);
+      }
+    }
+}
+
 // ---- a sendrecv whose receive is truncated still delivers its send: on even ranks the receive is
 // shorter than the message (MPI_ERR_TRUNCATE), while their send, 1 MiB so that the base MPI may
 // still be reading it when the receive fails, must reach the right neighbour whole; an exchange
@@ -799,6 +913,7 @@ void run_all(const Env& e) {
       {"interleaved with collectives", interleaved_with_collectives},
       {"probes", probes},
       {"truncation", truncation},
+      {"truncation in arrays", truncation_in_arrays},
       {"sendrecv truncation", sendrecv_truncation},
       {"persistent rounds", persistent_rounds},
       {"waitany receives", waitany_receives},
