@@ -171,6 +171,27 @@ void failures_reach_the_request(MPI_Comm comm) {
   g_check.check(rc != MPI_SUCCESS, "a failing op makes Wait report an error");
   g_check.check(error_class == MPI_ERR_OTHER, "the error keeps its class (got " + std::to_string(error_class) + ")");
   g_check.check(r == MPI_REQUEST_NULL, "a failed request is still released");
+  // Each single-completion form of the library returns the op's own error class.
+  const char* forms[] = {"Wait", "Test", "Waitany", "Testany", "Request_get_status"};
+  for (int form = 0; form < 5; ++form) {
+    mcrp::start_generalized(std::make_unique<FailingOp>(MPI_ERR_ARG), quiet, "MPI_Iallreduce", {}, &r);
+    int flag = 0, index = MPI_UNDEFINED, code = MPI_SUCCESS;
+    for (int spins = 0; !flag && spins < 100000; ++spins) {
+      switch (form) {
+        case 0: code = mcrp::wait_one(&r, MPI_STATUS_IGNORE); flag = 1; break;
+        case 1: code = mcrp::test_one(&r, &flag, MPI_STATUS_IGNORE); break;
+        case 2: code = mcrp::wait_any(1, &r, &index, MPI_STATUS_IGNORE); flag = 1; break;
+        case 3: code = mcrp::test_any(1, &r, &index, &flag, MPI_STATUS_IGNORE); break;
+        default: code = mcrp::request_get_status(r, &flag, MPI_STATUS_IGNORE); break;
+      }
+      flag = flag || code != MPI_SUCCESS;
+    }
+    int code_class = MPI_SUCCESS;
+    MPI_Error_class(code, &code_class);
+    g_check.check(code_class == MPI_ERR_ARG, std::string(forms[form]) + " of a failed op returns its class MPI_ERR_ARG (got " +
+                                                 std::to_string(code_class) + ")");
+    if (r != MPI_REQUEST_NULL) MPI_Wait(&r, MPI_STATUS_IGNORE);
+  }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
   MPI_Comm_free(&quiet);
 }
