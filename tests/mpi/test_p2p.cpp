@@ -59,6 +59,32 @@ bool base_isendrecv_status_broken() {
   return broken;
 }
 
+// MPICH 5.0.2 and Intel MPI 2021.18: MPI_Waitsome and MPI_Testsome complete a truncated persistent
+// receive with no error at all (MPICH 4.0.2 reports MPI_ERR_IN_STATUS and MPI_ERR_TRUNCATE). Probed
+// with PMPI_ on MPI_COMM_SELF; where it shows, host receives (the base MPI's own) go unchecked.
+bool base_waitsome_loses_persistent_errors() {
+  static const bool loses = [] {
+    MPI_Errhandler before;
+    PMPI_Comm_get_errhandler(MPI_COMM_SELF, &before);
+    PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    int out[2] = {1, 2}, in[1] = {0};
+    MPI_Request receive, send;
+    PMPI_Recv_init(in, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &receive);
+    PMPI_Start(&receive);
+    PMPI_Isend(out, 2, MPI_INT, 0, 7, MPI_COMM_SELF, &send);
+    int outcount = 0, index = -1;
+    MPI_Status status;
+    status.MPI_ERROR = MPI_SUCCESS;
+    const int rc = PMPI_Waitsome(1, &receive, &outcount, &index, &status);
+    PMPI_Wait(&send, MPI_STATUS_IGNORE);
+    PMPI_Request_free(&receive);
+    PMPI_Comm_set_errhandler(MPI_COMM_SELF, before);
+    PMPI_Errhandler_free(&before);
+    return rc == MPI_SUCCESS || status.MPI_ERROR == MPI_SUCCESS;
+  }();
+  return loses;
+}
+
 // Receives into this space go through the library's staged path (libmcrpmpi is loaded and the
 // memory is device memory, fake or real).
 bool library_stages(const MemorySpace& space) {
@@ -527,6 +553,13 @@ void truncation_in_arrays(const Env& e) {
       int call_rc = MPI_SUCCESS;
       const std::vector<int> reported = complete_receives(how, receives, &call_rc);
       MPI_Waitall(2, sends, MPI_STATUSES_IGNORE);
+      const bool some = how == ArrayWait::waitsome || how == ArrayWait::testsome;
+      if (persistent && some && base_waitsome_loses_persistent_errors() && !library_stages(e.recv_space)) {
+        e.checker.skip(what + ": the base MPI's own Waitsome/Testsome lose a persistent receive's error");
+        MPI_Request_free(&receives[0]);
+        MPI_Request_free(&receives[1]);
+        continue;
+      }
       int short_class = -1, call_class = MPI_SUCCESS;
       if (reported[0] >= 0) PMPI_Error_class(reported[0], &short_class);
       PMPI_Error_class(call_rc, &call_class);
@@ -967,6 +1000,7 @@ int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);  // MPI 4.1 raises a request's error there
   const std::string both = option(argc, argv, "--space", "host");
   const std::string send_name = option(argc, argv, "--send-space", both);
   const std::string recv_name = option(argc, argv, "--recv-space", both);
