@@ -1,7 +1,7 @@
 """Point-to-point through mpi4py on every array kind (issue 10): Send/Recv, Isend/Irecv, Sendrecv,
 Sendrecv_replace, Probe then receive by the probed size, persistent Send_init/Recv_init, the
 lowercase (pickle) send/recv of objects holding arrays, in a ring, checked against NumPy
-references; then Disconnect with a freed send and an inactive persistent request. mpi4py 4 calls the large-count symbols (MPI_Send_c, ...), so those are exercised.
+references; the error of a truncated receive in Waitall; then Disconnect with a freed send and an inactive persistent request. mpi4py 4 calls the large-count symbols (MPI_Send_c, ...), so those are exercised.
 
     mpiexec -n 3 python p2p_buffers.py [--backend numpy|cupy|torch|fake] [--sizes 0,1,1024]
 """
@@ -110,6 +110,33 @@ def run(MPI, comm, be, check, sizes, dtypes):
                repr(got))
 
 
+def truncation_in_waitall(MPI, comm, be, check):
+    """A receive shorter than its message, completed by Waitall beside a send: mpi4py raises
+    MPI.Exception with ERR_IN_STATUS, and the receive's status has class ERR_TRUNCATE (through the
+    library as on host buffers; MPICH 4.0.2 alone reported ERR_OTHER for a staged receive)."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    right, left = (rank + 1) % size, (rank - 1) % size
+    n = 16
+    out = be.from_numpy(np.arange(n + 3, dtype=np.int32))
+    recv = be.full(n + 1, "int32", SENTINEL)
+    be.synchronize()
+    requests = [comm.Irecv([recv, n], source=left, tag=8), comm.Isend([out, n + 3], dest=right, tag=8)]
+    statuses = [MPI.Status(), MPI.Status()]
+    call_class = MPI.SUCCESS
+    try:
+        MPI.Request.Waitall(requests, statuses)
+    except MPI.Exception as error:
+        call_class = error.Get_error_class()
+    check.true("Waitall over a truncated receive raises ERR_IN_STATUS", call_class == MPI.ERR_IN_STATUS,
+               f"class {call_class}")
+    receive_class = MPI.Get_error_class(statuses[0].Get_error())
+    check.true("the truncated receive's status says ERR_TRUNCATE", receive_class == MPI.ERR_TRUNCATE,
+               f"class {receive_class}")
+    if statuses[1].Get_error() == MPI.ERR_PENDING:
+        requests[1].Wait()  # neither failed nor completed by the failed Waitall
+    check.equal("nothing written past the truncated receive", be.to_numpy(recv)[n:], np.full(1, SENTINEL, np.int32))
+
+
 def disconnect(MPI, be, check):
     """comm.Disconnect() (MPI 4.1, 12.10.4): a send freed while active finishes within it, and an
     inactive persistent request may stay on the communicator, to be freed afterwards. The persistent
@@ -168,6 +195,7 @@ def main():
     comm = MPI.COMM_WORLD
     check = Checker(f"p2p_buffers --backend {args.backend}", comm)
     run(MPI, comm, be, check, [int(s) for s in args.sizes.split(",")], args.dtypes.split(","))
+    truncation_in_waitall(MPI, comm, be, check)
     disconnect(MPI, be, check)
     sys.exit(check.finish())
 
