@@ -60,8 +60,9 @@ Status start_completed(MPI_Request* request);
 // query callback returns), not with the request's own error (MPI_ERR_TRUNCATE, say); MPI_Wait,
 // MPI_Test, MPI_Waitany and MPI_Testany return the right one. So each failure is kept for the
 // thread whose call completes the request, and the Wait/Test family puts it back
-// (runtime/wait_family.cpp). Whether such a failure can be in a call starting now: an op in flight
-// (it may fail during the call) or a failed request not yet freed by MPI. One atomic load.
+// (runtime/wait_family.cpp). Whether such a failure can be in a call starting now: whether MPI
+// holds any library request (one may fail during the call, or have failed unreported). One atomic
+// load; false in host-only programs.
 bool library_failure_possible();
 // Forgets the failures this thread's earlier calls completed; called before a base Wait/Test call.
 void forget_completed_failures();

@@ -91,7 +91,8 @@ class MaskedArray {
 // The handles of one base call's array, kept while a library request in it may fail
 // (runtime/requests.h: MPICH 4.0.2 then reports MPI_ERR_OTHER in the failed element's status), so
 // that the failed elements get their own error back after the base MPI has nulled the handles.
-// Copies nothing when no library request exists. One at a time per thread.
+// Copies nothing when no library request exists. One at a time per thread: only call_over_all and
+// call_over_some below make one, around one base call.
 class LibraryFailures {
  public:
   LibraryFailures(int count, const MPI_Request requests[]) {
@@ -123,6 +124,26 @@ class LibraryFailures {
   }
   std::vector<MPI_Request>* handles_ = nullptr;
 };
+
+// `base_call`, the base MPI's Waitall or Testall over `requests`, with each failed library request
+// it completes given its own error back.
+template <class BaseCall>
+int call_over_all(int count, const MPI_Request requests[], MPI_Status statuses[], BaseCall base_call) {
+  const LibraryFailures failures(count, requests);
+  const int rc = base_call();
+  failures.restore_all(rc, count, statuses);
+  return rc;
+}
+
+// The same for the base MPI's Waitsome or Testsome.
+template <class BaseCall>
+int call_over_some(int count, const MPI_Request requests[], const int* outcount, const int indices[],
+                   MPI_Status statuses[], BaseCall base_call) {
+  const LibraryFailures failures(count, requests);
+  const int rc = base_call();
+  failures.restore_some(rc, outcount, indices, statuses);
+  return rc;
+}
 
 void wait_every_device_work(int count, const MPI_Request requests[]) {
   for (int i = 0; i < count; ++i) wait_device_work(requests[i]);
@@ -164,18 +185,14 @@ int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
   }
   if (bad_array(count, requests)) return PMPI_Waitall(count, requests, statuses);
   if (!persistent_requests_exist()) {
-    const LibraryFailures failures(count, requests);
-    const int rc = PMPI_Waitall(count, requests, statuses);
-    failures.restore_all(rc, count, statuses);
-    return rc;
+    return call_over_all(count, requests, statuses, [&] { return PMPI_Waitall(count, requests, statuses); });
   }
   // Waiting for the device work first is safe: the base MPI keeps progressing meanwhile, and no
   // other request's completion is needed for it to finish.
   wait_every_device_work(count, requests);
   MaskedArray masked(count, requests);  // nothing runs any more: hides the inactive handles
-  const LibraryFailures failures(count, masked.view());
-  const int rc = PMPI_Waitall(count, masked.view(), statuses);
-  failures.restore_all(rc, count, statuses);
+  const int rc =
+      call_over_all(count, masked.view(), statuses, [&] { return PMPI_Waitall(count, masked.view(), statuses); });
   return masked.all_completed(rc, statuses);
 }
 
@@ -212,15 +229,12 @@ int test_some(int count, MPI_Request requests[], int* outcount, int indices[], M
     return PMPI_Testsome(count, requests, outcount, indices, statuses);
   }
   if (!persistent_requests_exist()) {
-    const LibraryFailures failures(count, requests);
-    const int rc = PMPI_Testsome(count, requests, outcount, indices, statuses);
-    failures.restore_some(rc, outcount, indices, statuses);
-    return rc;
+    return call_over_some(count, requests, outcount, indices, statuses,
+                          [&] { return PMPI_Testsome(count, requests, outcount, indices, statuses); });
   }
   MaskedArray masked(count, requests);
-  const LibraryFailures failures(count, masked.view());
-  int rc = PMPI_Testsome(count, masked.view(), outcount, indices, statuses);
-  failures.restore_some(rc, outcount, indices, statuses);
+  int rc = call_over_some(count, masked.view(), outcount, indices, statuses,
+                          [&] { return PMPI_Testsome(count, masked.view(), outcount, indices, statuses); });
   rc = masked.some_completed(rc, outcount, indices, statuses);
   if (*outcount == MPI_UNDEFINED && masked.any_running()) *outcount = 0;
   return rc;
@@ -253,10 +267,8 @@ int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], M
     return PMPI_Waitsome(count, requests, outcount, indices, statuses);
   }
   if (!persistent_requests_exist()) {
-    const LibraryFailures failures(count, requests);
-    const int rc = PMPI_Waitsome(count, requests, outcount, indices, statuses);
-    failures.restore_some(rc, outcount, indices, statuses);
-    return rc;
+    return call_over_some(count, requests, outcount, indices, statuses,
+                          [&] { return PMPI_Waitsome(count, requests, outcount, indices, statuses); });
   }
   for (;;) {
     const int rc = test_some(count, requests, outcount, indices, statuses);
@@ -291,10 +303,7 @@ int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]
   // The defect concerns persistent collective requests only, which the library registers: without
   // one in the array, the base MPI's own Testall (which also polls generalized requests) is right.
   if (!persistent_requests_exist() || std::none_of(requests, requests + count, is_registered)) {
-    const LibraryFailures failures(count, requests);
-    const int rc = PMPI_Testall(count, requests, flag, statuses);
-    failures.restore_all(rc, count, statuses);
-    return rc;
+    return call_over_all(count, requests, statuses, [&] { return PMPI_Testall(count, requests, flag, statuses); });
   }
   MaskedArray masked(count, requests);
   *flag = 0;
@@ -307,9 +316,8 @@ int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]
     if (rc == MPI_SUCCESS && !done) return MPI_SUCCESS;
   }
   *flag = 1;
-  const LibraryFailures failures(count, masked.view());
-  const int rc = PMPI_Waitall(count, masked.view(), statuses);
-  failures.restore_all(rc, count, statuses);
+  const int rc =
+      call_over_all(count, masked.view(), statuses, [&] { return PMPI_Waitall(count, masked.view(), statuses); });
   return masked.all_completed(rc, statuses);
 }
 
