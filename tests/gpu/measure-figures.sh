@@ -176,10 +176,10 @@ part_p2p() {
   # The open goals first, so that the budget cuts what is settled: the NCCL path's bandwidth against
   # raw NCCL (>= 95 % at >= 1 MiB; on the H200, 2026-11-27, 10 iterations were too few to say), with
   # `bandwidth`'s iterations in --short. Without --short (100 iterations) the staged way is left to
-  # the next comparison, which has as many: raw NCCL and the NCCL path alone then take about 110 s on
-  # a loopback-socket set-up of 3.3 GB/s (6 runs of 64 x 7 MiB x 110 iterations), well inside a
-  # second command's 200 s, where the three ways took about 170 s and a slower set-up would
-  # cut the comparison (its runs' lines, printed as each ends, stay in the log).
+  # the next comparison, which has as many: raw NCCL and the NCCL path alone are 6 runs of 64 x 7
+  # MiB x 110 iterations where the three ways were 9, which a second command's 200 s budget may not
+  # hold on a loopback-socket set-up of about 3.3 GB/s (the H200's) with the start of each run (a
+  # comparison the budget cuts keeps the lines of its finished runs, printed as each ends).
   local staged_too=""
   ((short)) && staged_too=",lib"
   compare --np 2 --ways "${raw_nccl}lib-nccl$staged_too" osu_bw -d "$space" "${bandwidth[@]}"
