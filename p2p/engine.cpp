@@ -309,17 +309,23 @@ Status Engine::handle(int from, const wire::Control& m) {
       // the proposer's half. Launch first, and the acceptance waited for the kernel that waited for
       // it (test_p2p --threads on the H200, 2026-11-27: one thread's cudaFree, the other in
       // cudaEventRecord after ncclGroupEnd's launch, the peer polling for the acceptance).
-      // The proposer's sends to me are my receives, and the reverse.
-      send_control(from, wire::ControlType::accept, m.a);
-      const Status launched = launch_group(from, m.c, m.b);
+      // The proposer's sends to me are my receives, and the reverse. My receives go up to every
+      // clear-to-send I have sent, not only those the proposal counts: the proposer has the later
+      // ones before my acceptance (one sender, one tag, one communicator: MPI keeps their order),
+      // and a one-way proposal (osu_bw's first clear-to-sends, osu_bibw's other direction still
+      // being cleared) would otherwise leave them to a second group after this one.
+      // The other direction cannot grow: the proposal follows every clear-to-send it counts.
+      send_control(from, wire::ControlType::accept, m.a, p.cts_sent);
+      const Status launched = launch_group(from, m.c, p.cts_sent);
       return launched.ok() ? launched : finish_group(launched);
     }
     case wire::ControlType::accept:
-      if (epoch_state_ != Epoch::proposing || from != partner_ || m.a != epoch_) {
+      if (epoch_state_ != Epoch::proposing || from != partner_ || m.a != epoch_ || m.b < proposed_out_end_ ||
+          m.b > p.cts_received) {
         return Status(MPI_ERR_INTERN, "unexpected acceptance of a transfer group");
       }
       {
-        const Status launched = launch_group(from, proposed_out_end_, proposed_in_end_);
+        const Status launched = launch_group(from, m.b, proposed_in_end_);
         return launched.ok() ? launched : finish_group(launched);
       }
     case wire::ControlType::reject:
@@ -389,12 +395,13 @@ Status Engine::advance() {
         finish_group(Status());
       }
     }
-    propose_if_ready();
     adopted.swap(adopted_);
     listeners.swap(listeners_);
   }
   // Receives and adopted ops advance outside the lock (they come back to this engine: a matched
-  // header's clear-to-send, an op's own advance).
+  // header's clear-to-send, an op's own advance), and before the proposal below, so that it
+  // carries the clear-to-sends they send now: proposed first, osu_bibw's iterations ran each
+  // direction in a group of its own.
   std::vector<std::shared_ptr<Listener>> still_listening;
   for (auto& listener : listeners) {
     if (!listener->listen()) still_listening.push_back(std::move(listener));
@@ -408,6 +415,7 @@ Status Engine::advance() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& op : unfinished) adopted_.push_back(std::move(op));
   for (auto& listener : still_listening) listeners_.push_back(std::move(listener));
+  propose_if_ready();
   advancing_ = false;
   update_pending();
   return result;

@@ -13,7 +13,10 @@
 // epochs: a group holds every ready transfer between one pair of ranks, both directions, and a
 // rank has at most one group in flight. The lower rank of a pair proposes (with the transfer
 // ranges of both directions); the higher one accepts and launches at once, or rejects when it is
-// busy; the proposer launches on acceptance. Only lower ranks propose and a busy rank rejects, so
+// busy; the proposer launches on acceptance. The acceptance may lengthen the proposer's sends to
+// every transfer the higher rank has cleared by then (its clear-to-sends reach the proposer before
+// the acceptance), so one-way proposals made while the clear-to-sends still arrive do not cost a
+// second group. Only lower ranks propose and a busy rank rejects, so
 // the highest proposing rank always finds its partner free or about to be: no deadlock.
 //
 // Probes must report the payload's size, which only the header holds, so a probe takes the header

@@ -28,7 +28,9 @@ struct Header {
 enum class ControlType : std::uint32_t {
   clear_to_send = 1,  // receiver -> sender: a = send_id, b = transfer index, c = bytes accepted
   propose = 2,        // lower rank -> higher: a = epoch, b = transfers low->high, c = high->low (ends)
-  accept = 3,         // a = epoch: the higher rank has launched the group
+  accept = 3,         // a = epoch, b = transfers low->high the group runs (end): the higher rank
+                      // has launched the group, which takes every low->high transfer it had
+                      // cleared, the proposal's and any whose clear-to-send crossed it
   reject = 4,         // a = epoch: the higher rank is busy; propose again later
 };
 
