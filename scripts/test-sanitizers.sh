@@ -21,7 +21,7 @@ targets="mcrpmpi mcrpmpi_unit_tests mcrpmpi_pool_tests mcrpmpi_memory_check_test
          test_ignored_arguments_linked test_verify_agreement test_bad_input_linked
          mcrpmpi_fake_nccl mcrpmpi_gpu_collectives test_stuck_peer test_sessions test_p2p_idle_member
          test_block_collectives_linked test_local_calls_linked test_attached_buffer_linked test_intercomm_bcast_linked
-         test_nonblocking_gpu test_freed_handles_linked test_assertion_agreement"
+         test_nonblocking_gpu test_freed_handles_linked test_assertion_agreement test_p2p_random_linked"
 # The multi-rank runs, one pattern per test family (each anchored as ^mpi\.<pattern>$). Every pattern
 # must name a test of the build (check_named below): a renamed test must not leave the set unnoticed,
 # as the nonblocking-communicator runs did when `.inline.` became `.nbcomm.` (2026-11-27).
@@ -36,6 +36,7 @@ asan_tests=(
   'async_device\.(p2p_asserted\.small_chunks\.np3|collectives\.nccl\.np2)' 'stream_order\.p2p\.async\.np3'
   'freed_handles\.fake_device\.pipelined\.np3' 'fake_nccl\.freed_handles\.asserted\.np2'
   'p2p\.assertion_agreement\.(all|mixed)_cuda\.np3'
+  'p2p_random\.(asserted\.np3|fake_device\.np3)' 'fake_nccl\.p2p_random\.asserted\.np3'
 )
 tsan_tests=(
   'thread_stress\.fake-device\.np2' 'thread_stress\.host\.np3' 'fake_nccl\.thread_stress\.np[23]' 'p2p\.asserted\.np2'

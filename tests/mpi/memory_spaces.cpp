@@ -119,4 +119,14 @@ std::unique_ptr<MemorySpace> space_from_arguments(int argc, char** argv) {
   return make_memory_space(chosen, MPI_COMM_WORLD);
 }
 
+SendReceiveSpaces send_receive_spaces_from_arguments(int argc, char** argv) {
+  SendReceiveSpaces spaces;
+  const std::string both = option(argc, argv, "--space", "host");
+  spaces.send_name = option(argc, argv, "--send-space", both);
+  spaces.recv_name = option(argc, argv, "--recv-space", both);
+  spaces.send = make_memory_space(spaces.send_name, MPI_COMM_WORLD);
+  if (spaces.send) spaces.recv = make_memory_space(spaces.recv_name, MPI_COMM_WORLD);
+  return spaces;
+}
+
 }  // namespace mcrp_test

@@ -30,4 +30,16 @@ std::unique_ptr<MemorySpace> make_memory_space(const std::string& name, MPI_Comm
 // message and MPI_Abort.
 std::unique_ptr<MemorySpace> space_from_arguments(int argc, char** argv);
 
+// The two sides of the point-to-point programs: `--space S` for both, `--send-space S` and
+// `--recv-space S` for one each (default host), made on MPI_COMM_WORLD. `ready()` is false when
+// either cannot be had (skip, as make_memory_space says).
+struct SendReceiveSpaces {
+  std::string send_name;
+  std::string recv_name;
+  std::unique_ptr<MemorySpace> send;
+  std::unique_ptr<MemorySpace> recv;
+  bool ready() const { return send && recv; }
+};
+SendReceiveSpaces send_receive_spaces_from_arguments(int argc, char** argv);
+
 }  // namespace mcrp_test

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "tests/mpi/alloc_kinds_info.h"
+#include "tests/mpi/bsend_space.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
 #include "tests/mpi/device_only_comm.h"
@@ -1001,29 +1002,22 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);  // MPI 4.1 raises a request's error there
-  const std::string both = option(argc, argv, "--space", "host");
-  const std::string send_name = option(argc, argv, "--send-space", both);
-  const std::string recv_name = option(argc, argv, "--recv-space", both);
   const MPI_Count max_bytes = std::atoll(option(argc, argv, "--max-bytes", "16777216").c_str());
   int exit_code = kSkipExitCode;
   {
-    std::unique_ptr<MemorySpace> send_space = make_memory_space(send_name, MPI_COMM_WORLD);
-    std::unique_ptr<MemorySpace> recv_space = send_space ? make_memory_space(recv_name, MPI_COMM_WORLD) : nullptr;
-    if (send_space && recv_space) {
+    const SendReceiveSpaces spaces = send_receive_spaces_from_arguments(argc, argv);
+    if (spaces.ready()) {
       Checker checker;
       int rank = 0, size = 0;
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);
       MPI_Comm_size(MPI_COMM_WORLD, &size);
-      // Bsend needs attached buffer space for the largest message.
-      const int attach = static_cast<int>(std::min<MPI_Count>(max_bytes + 1024, 1 << 30)) + MPI_BSEND_OVERHEAD;
-      std::vector<char> bsend_space(static_cast<std::size_t>(attach));
-      MPI_Buffer_attach(bsend_space.data(), attach);
+      const BsendSpace bsend_space(max_bytes + 1024, 1);  // Bsend of the largest message
       std::vector<MPI_Count> counts;
       for (MPI_Count bytes : {MPI_Count{0}, MPI_Count{4}, MPI_Count{4096}, MPI_Count{1} << 20, MPI_Count{16} << 20}) {
         if (bytes <= max_bytes) counts.push_back(bytes / 4);
       }
       const MPI_Comm comm = communicator_for(option(argc, argv, "--assert", "none"));
-      const Env env{checker, *send_space, *recv_space, comm, rank, size, counts};
+      const Env env{checker, *spaces.send, *spaces.recv, comm, rank, size, counts};
       run_all(env);
       if (threads) {
         if (provided == MPI_THREAD_MULTIPLE) two_threads(env);
@@ -1045,10 +1039,7 @@ int main(int argc, char** argv) {
         MPI_Comm to_free = comm;
         MPI_Comm_free(&to_free);
       }
-      void* detached = nullptr;
-      int detached_size = 0;
-      MPI_Buffer_detach(&detached, &detached_size);
-      const std::string program = "test_p2p --send-space " + send_name + " --recv-space " + recv_name;
+      const std::string program = "test_p2p --send-space " + spaces.send_name + " --recv-space " + spaces.recv_name;
       exit_code = checker.finish(MPI_COMM_WORLD, program.c_str());
     }
   }

@@ -1,0 +1,500 @@
+// Issue 10: point-to-point traffic drawn at random, for the orders no hand-written case thinks of.
+// Every rank draws the same plan from the seed and the round number: each rank sends zero to five
+// messages to random peers (itself included) with random tags, sizes from 0 to --max-bytes, every
+// send mode (standard, synchronous, buffered, ready) in blocking, nonblocking and persistent form,
+// int or large-count; each receiver matches them by exact envelope, MPI_ANY_TAG, MPI_ANY_SOURCE
+// or both, its receives posted in a shuffled order, then completed by Waitall, Waitany, Testsome,
+// Testall or Wait in reverse. Half the rounds post every receive first (blocking sends are then
+// safe); the other half post every send first (nonblocking, or buffered) and receive with
+// blocking Recv, Probe or Iprobe then Recv, Mprobe or Improbe then Mrecv/Imrecv, or a posted
+// Irecv. Some rounds are a random permutation exchanged by Sendrecv or Sendrecv_replace instead.
+//
+// The expected match of each receive follows from MPI's rules alone: taking this rank's receives
+// in posting order, each gets the earliest message not yet taken, from the source its status names
+// (or its own source), that its tag accepts, in the sender's posting order (non-overtaking; every
+// receive's class of matching messages holds as many messages as receives, so nothing is left over
+// and no truncation occurs). Each message's elements name the message, so a message delivered to
+// the wrong receive, out of order, partly, or beyond its length (sentinels) fails its check.
+//   --space S / --send-space S / --recv-space S   memory spaces (tests/mpi/memory_spaces.h)
+//   --rounds N (200)  --seed N (20261128)  --round R (only round R, to replay a failure)
+//   --max-bytes N (262144)
+// A failure names its round and seed; MCRP_TEST_TRACE=1 prints every call before it is made.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/mpi/bsend_space.h"
+#include "tests/mpi/check.h"
+#include "tests/mpi/command_line.h"
+#include "tests/mpi/memory_spaces.h"
+#include "tests/mpi/p2p_entry_points.h"
+#include "tests/mpi/p2p_messages.h"
+
+namespace {
+
+using namespace mcrp_test;
+
+constexpr int kTags = 3;
+constexpr int kMaxSendsPerRank = 5;
+
+// Element i of the message numbered `id` in its round: no two messages of a round agree on their
+// first element, so a swapped delivery shows.
+int payload(int id, MPI_Count i) { return static_cast<int>((id * 1000003LL + i * 7 + 11) % 2147483647LL); }
+
+std::vector<int> payload_of(int id, MPI_Count n) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  for (MPI_Count i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = payload(id, i);
+  return v;
+}
+
+struct Draw {
+  std::mt19937_64 rng;
+  // Uniform in [0, n): the same on every rank (the generator is fully specified; no distribution
+  // object, whose algorithm the standard leaves open).
+  int below(int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); }
+  bool coin() { return below(2) == 1; }
+  CountForm counts() { return coin() ? CountForm::large : CountForm::narrow; }
+  // A message size in ints: a fifth empty, the rest log-uniform up to max_ints, so that small
+  // (inline), medium and chunked payloads all occur.
+  MPI_Count size(MPI_Count max_ints) {
+    if (below(5) == 0 || max_ints == 0) return 0;
+    int bits = 0;
+    while ((MPI_Count{1} << (bits + 1)) <= max_ints) ++bits;
+    const MPI_Count top = MPI_Count{1} << below(bits + 1);
+    return std::min<MPI_Count>(max_ints, top + static_cast<MPI_Count>(rng() % static_cast<std::uint64_t>(top)));
+  }
+  template <class T>
+  void shuffle(std::vector<T>& v) {
+    for (std::size_t i = v.size(); i > 1; --i) {
+      std::swap(v[i - 1], v[static_cast<std::size_t>(below(static_cast<int>(i)))]);
+    }
+  }
+};
+
+struct Send {
+  int id;  // index in Round::sends
+  int src;
+  int dst;
+  int tag;
+  MPI_Count n;
+  P2POp op;
+  CallForm form;
+  CountForm counts;
+};
+
+// How a receive is made (in a sends-first round all but `posted` receive at once).
+enum class Way { posted, blocking, probe_then_recv, iprobe_then_recv, mprobe, improbe };
+constexpr const char* kWayNames[] = {"posted", "Recv", "Probe+Recv", "Iprobe+Recv", "Mprobe+Mrecv", "Improbe+Imrecv"};
+
+struct Receive {
+  int source;  // or MPI_ANY_SOURCE
+  int tag;     // or MPI_ANY_TAG
+  MPI_Count capacity;  // the largest message its class holds
+  Way way;
+  CallForm form;  // of `posted` (nonblocking or persistent) and of Mrecv (blocking or nonblocking)
+  CountForm counts;
+};
+
+enum class Completion { waitall, waitany, testsome, testall, wait_reversed };
+constexpr const char* kCompletionNames[] = {"Waitall", "Waitany", "Testsome", "Testall", "Wait in reverse"};
+
+struct Round {
+  int number = 0;
+  bool receives_first = false;
+  bool ready_sends = false;  // a barrier after the receives are posted, so MPI_Rsend is allowed
+  Completion completion = Completion::waitall;
+  std::vector<Send> sends;  // every rank's, each rank's in its posting order
+  std::vector<std::vector<Receive>> receives;  // per rank, in posting order
+  // A permutation round instead: rank r sends to shift[r] by Sendrecv(_replace).
+  std::vector<int> shift;
+  bool replace = false;
+  CountForm shift_counts = CountForm::narrow;
+  std::vector<MPI_Count> shift_sizes;  // per sender
+};
+
+bool accepts(const Receive& r, const Send& s) {
+  return (r.source == MPI_ANY_SOURCE || r.source == s.src) && (r.tag == MPI_ANY_TAG || r.tag == s.tag);
+}
+
+P2POp draw_send_op(Draw& d, bool receives_first, bool ready_sends) {
+  const P2POp ops[] = {P2POp::Send, P2POp::Ssend, P2POp::Bsend, P2POp::Rsend};
+  if (!receives_first) return d.below(3) == 0 ? P2POp::Bsend : (d.coin() ? P2POp::Send : P2POp::Ssend);
+  return ops[d.below(ready_sends ? 4 : 3)];
+}
+
+// Blocking sends only where they cannot wait on a receive not yet posted: every receive is posted
+// first, or the send is buffered.
+CallForm draw_send_form(Draw& d, const Send& s, bool receives_first) {
+  if (receives_first || s.op == P2POp::Bsend) return kCallForms[d.below(3)];
+  return d.coin() ? CallForm::nonblocking : CallForm::persistent;
+}
+
+void draw_receives(Draw& d, Round& round, int me) {
+  // One way of matching per receiver and round: each class of receives then has exactly its
+  // messages (see the file comment).
+  const int matching = d.below(4);  // exact, any tag, any source, any of both
+  std::vector<Receive> mine;
+  for (const Send& s : round.sends) {
+    if (s.dst != me) continue;
+    Receive r{(matching & 2) ? MPI_ANY_SOURCE : s.src, (matching & 1) ? MPI_ANY_TAG : s.tag, 0, Way::posted,
+              CallForm::nonblocking, d.counts()};
+    if (round.receives_first) {
+      r.form = d.coin() ? CallForm::nonblocking : CallForm::persistent;
+    } else {
+      r.way = static_cast<Way>(d.below(6));
+      // Improbe pairs with Imrecv; Mprobe with either Mrecv form.
+      if (r.way == Way::posted) r.form = d.coin() ? CallForm::nonblocking : CallForm::persistent;
+      else if (r.way == Way::improbe || (r.way == Way::mprobe && d.coin())) r.form = CallForm::nonblocking;
+      else r.form = CallForm::blocking;
+    }
+    mine.push_back(r);
+  }
+  for (Receive& r : mine) {
+    for (const Send& s : round.sends) {
+      if (s.dst == me && accepts(r, s)) r.capacity = std::max(r.capacity, s.n);
+    }
+  }
+  d.shuffle(mine);
+  round.receives[static_cast<std::size_t>(me)] = std::move(mine);
+}
+
+Round draw_round(std::uint64_t seed, int number, int size, MPI_Count max_ints) {
+  Draw d{std::mt19937_64(seed * 1000003ULL + static_cast<std::uint64_t>(number))};
+  Round round;
+  round.number = number;
+  if (d.below(5) == 0) {
+    round.shift.resize(static_cast<std::size_t>(size));
+    for (int r = 0; r < size; ++r) round.shift[static_cast<std::size_t>(r)] = r;
+    d.shuffle(round.shift);
+    round.replace = d.coin();
+    round.shift_counts = d.counts();
+    const MPI_Count common = d.size(max_ints);  // Sendrecv_replace: one count on every rank
+    for (int r = 0; r < size; ++r) round.shift_sizes.push_back(round.replace ? common : d.size(max_ints));
+    return round;
+  }
+  round.receives_first = d.coin();
+  round.ready_sends = round.receives_first && d.coin();
+  round.completion = static_cast<Completion>(d.below(5));
+  for (int src = 0; src < size; ++src) {
+    const int count = d.below(kMaxSendsPerRank + 1);
+    for (int k = 0; k < count; ++k) {
+      Send s{static_cast<int>(round.sends.size()), src, d.below(size), d.below(kTags), d.size(max_ints),
+             P2POp::Send, CallForm::blocking, d.counts()};
+      s.op = draw_send_op(d, round.receives_first, round.ready_sends);
+      s.form = draw_send_form(d, s, round.receives_first);
+      round.sends.push_back(s);
+    }
+  }
+  round.receives.resize(static_cast<std::size_t>(size));
+  for (int me = 0; me < size; ++me) draw_receives(d, round, me);
+  return round;
+}
+
+struct Job {
+  Checker& checker;
+  const SendReceiveSpaces& spaces;
+  MPI_Comm comm;
+  int rank;
+  int size;
+  std::uint64_t seed;
+  bool trace;
+};
+
+std::string where(const Job& job, const Round& round) {
+  return "round " + std::to_string(round.number) + " (seed " + std::to_string(job.seed) + ") rank " +
+         std::to_string(job.rank);
+}
+
+void trace_call(const Job& job, const Round& round, const std::string& what) {
+  if (job.trace) std::fprintf(stderr, "trace: %s: %s\n", where(job, round).c_str(), what.c_str());
+}
+
+std::string describe(const Send& s) {
+  return std::string(p2p_op_name(s.op)) + " " + call_form_name(s.form) + " " + form_name(s.counts) + " #" +
+         std::to_string(s.id) + " to " + std::to_string(s.dst) + " tag " + std::to_string(s.tag) + " n=" +
+         std::to_string(s.n);
+}
+
+std::string describe(const Receive& r, std::size_t k) {
+  return std::string("receive ") + std::to_string(k) + " (" + kWayNames[static_cast<int>(r.way)] + " " +
+         call_form_name(r.form) + " " + form_name(r.counts) + " source " + std::to_string(r.source) + " tag " +
+         std::to_string(r.tag) + " capacity " + std::to_string(r.capacity) + ")";
+}
+
+// The round's outstanding requests, completed together by the round's method.
+class Outstanding {
+ public:
+  // Adds a started operation; `receive` is its index among this rank's receives, or -1.
+  void add(const Started& started, int receive) {
+    requests_.push_back(started.request);
+    persistent_.push_back(started.persistent);
+    receive_of_.push_back(receive);
+  }
+
+  // Completes every request; the statuses of receives land in receive_statuses.
+  int complete(Completion how, std::vector<MPI_Status>& receive_statuses) {
+    const int n = static_cast<int>(requests_.size());
+    std::vector<MPI_Status> statuses(requests_.size());
+    int rc = MPI_SUCCESS;
+    switch (how) {
+      case Completion::waitall: rc = MPI_Waitall(n, requests_.data(), statuses.data()); break;
+      case Completion::waitany:
+        for (;;) {
+          int index = MPI_UNDEFINED;
+          MPI_Status status;
+          rc = MPI_Waitany(n, requests_.data(), &index, &status);
+          if (rc != MPI_SUCCESS || index == MPI_UNDEFINED) break;
+          statuses[static_cast<std::size_t>(index)] = status;
+        }
+        break;
+      case Completion::testsome: {
+        std::vector<int> indices(requests_.size());
+        std::vector<MPI_Status> some(requests_.size());
+        for (;;) {
+          int done = 0;
+          rc = MPI_Testsome(n, requests_.data(), &done, indices.data(), some.data());
+          if (rc != MPI_SUCCESS || done == MPI_UNDEFINED) break;
+          for (int i = 0; i < done; ++i) statuses[static_cast<std::size_t>(indices[i])] = some[i];
+        }
+        break;
+      }
+      case Completion::testall:
+        for (int flag = 0; rc == MPI_SUCCESS && !flag;) rc = MPI_Testall(n, requests_.data(), &flag, statuses.data());
+        break;
+      case Completion::wait_reversed:
+        for (int i = n - 1; i >= 0 && rc == MPI_SUCCESS; --i) rc = MPI_Wait(&requests_[i], &statuses[i]);
+        break;
+    }
+    for (std::size_t i = 0; i < requests_.size(); ++i) {
+      if (receive_of_[i] >= 0) receive_statuses[static_cast<std::size_t>(receive_of_[i])] = statuses[i];
+      if (persistent_[i] && requests_[i] != MPI_REQUEST_NULL) {
+        const int freed = MPI_Request_free(&requests_[i]);
+        if (rc == MPI_SUCCESS) rc = freed;
+      }
+    }
+    return rc;
+  }
+
+ private:
+  std::vector<MPI_Request> requests_;
+  std::vector<char> persistent_;
+  std::vector<int> receive_of_;
+};
+
+// This rank's receive k, made at once (Recv, probes, Mprobe) or posted into `outstanding`.
+void make_receive(const Job& job, const Round& round, std::size_t k, Receive& r,
+                  std::vector<std::unique_ptr<SpaceBuffer<int>>>& buffers, std::vector<MPI_Status>& statuses,
+                  Outstanding& outstanding) {
+  const std::string what = where(job, round) + ": " + describe(r, k);
+  trace_call(job, round, describe(r, k));
+  int source = r.source, tag = r.tag;
+  MPI_Message message = MPI_MESSAGE_NULL;
+  if (r.way == Way::probe_then_recv || r.way == Way::iprobe_then_recv || r.way == Way::mprobe ||
+      r.way == Way::improbe) {
+    MPI_Status probed;
+    int rc = MPI_SUCCESS;
+    for (int found = 0; rc == MPI_SUCCESS && !found;) {
+      switch (r.way) {
+        case Way::probe_then_recv: rc = MPI_Probe(source, tag, job.comm, &probed), found = 1; break;
+        case Way::iprobe_then_recv: rc = MPI_Iprobe(source, tag, job.comm, &found, &probed); break;
+        case Way::mprobe: rc = MPI_Mprobe(source, tag, job.comm, &message, &probed), found = 1; break;
+        default: rc = MPI_Improbe(source, tag, job.comm, &found, &message, &probed); break;
+      }
+    }
+    MPI_Count count = -1;
+    MPI_Get_count_c(&probed, MPI_INT, &count);
+    job.checker.check(rc == MPI_SUCCESS && count >= 0 && count <= r.capacity,
+                      what + ": probe (rc " + std::to_string(rc) + ", count " + std::to_string(count) + ")");
+    if (rc != MPI_SUCCESS || count < 0 || count > r.capacity) return;
+    // The receive then names the probed envelope and is exactly as long as the message.
+    source = probed.MPI_SOURCE;
+    tag = probed.MPI_TAG;
+    r.capacity = count;
+  }
+  buffers[k] = std::make_unique<SpaceBuffer<int>>(
+      *job.spaces.recv, std::vector<int>(static_cast<std::size_t>(r.capacity) + 1, kSentinel));
+  P2PArgs args;
+  args.recvbuf = buffers[k]->data();
+  args.count = r.capacity;
+  args.source = source;
+  args.tag = tag;
+  args.comm = job.comm;
+  args.message = &message;
+  const bool matched = r.way == Way::mprobe || r.way == Way::improbe;
+  const CallForm form = r.way == Way::posted || matched ? r.form : CallForm::blocking;
+  const Started started = start_p2p(matched ? P2POp::Mrecv : P2POp::Recv, form, r.counts, args, &statuses[k]);
+  job.checker.check(started.rc == MPI_SUCCESS, what + ": started (rc " + std::to_string(started.rc) + ")");
+  if (started.rc == MPI_SUCCESS && form != CallForm::blocking) outstanding.add(started, static_cast<int>(k));
+}
+
+// Checks this rank's receives in posting order against the messages MPI's rules give them.
+void verify_receives(const Job& job, const Round& round, const std::vector<Receive>& receives,
+                     const std::vector<std::unique_ptr<SpaceBuffer<int>>>& buffers,
+                     const std::vector<MPI_Status>& statuses) {
+  std::vector<char> taken(round.sends.size(), 0);
+  for (std::size_t k = 0; k < receives.size(); ++k) {
+    const Receive& r = receives[k];
+    const std::string what = where(job, round) + ": " + describe(r, k);
+    if (!buffers[k]) continue;  // its probe failed, already counted
+    const MPI_Status& status = statuses[k];
+    const int source = r.source == MPI_ANY_SOURCE ? status.MPI_SOURCE : r.source;
+    const Send* due = nullptr;
+    for (const Send& s : round.sends) {
+      if (!taken[static_cast<std::size_t>(s.id)] && s.dst == job.rank && s.src == source && accepts(r, s)) {
+        due = &s;
+        break;
+      }
+    }
+    if (due == nullptr) {
+      job.checker.check(false, what + ": status names source " + std::to_string(status.MPI_SOURCE) +
+                                   ", which has no message left for it");
+      continue;
+    }
+    taken[static_cast<std::size_t>(due->id)] = 1;
+    MPI_Count count = -1;
+    MPI_Get_count_c(&status, MPI_INT, &count);
+    job.checker.check(status.MPI_SOURCE == due->src && status.MPI_TAG == due->tag && count == due->n,
+                      what + ": status (expected source " + std::to_string(due->src) + " tag " +
+                          std::to_string(due->tag) + " count " + std::to_string(due->n) + ", got " +
+                          std::to_string(status.MPI_SOURCE) + " " + std::to_string(status.MPI_TAG) + " " +
+                          std::to_string(count) + ")");
+    std::vector<int> expected = payload_of(due->id, due->n);
+    expected.resize(static_cast<std::size_t>(r.capacity) + 1, kSentinel);
+    const std::vector<int> got = buffers[k]->download();
+    job.checker.expect_equal(what + ": data of " + describe(*due) + " from " + std::to_string(due->src), MPI_SUCCESS,
+                             got.data(), expected.data(), expected.size());
+  }
+}
+
+void run_exchange(const Job& job, const Round& round) {
+  std::vector<Receive> receives = round.receives[static_cast<std::size_t>(job.rank)];
+  std::vector<std::unique_ptr<SpaceBuffer<int>>> receive_buffers(receives.size());
+  std::vector<MPI_Status> statuses(receives.size());
+  std::vector<std::unique_ptr<SpaceBuffer<int>>> send_buffers;
+  Outstanding outstanding;
+  const auto make_receives = [&] {
+    for (std::size_t k = 0; k < receives.size(); ++k) {
+      make_receive(job, round, k, receives[k], receive_buffers, statuses, outstanding);
+    }
+  };
+  const auto make_sends = [&] {
+    for (const Send& s : round.sends) {
+      if (s.src != job.rank) continue;
+      trace_call(job, round, describe(s));
+      send_buffers.push_back(std::make_unique<SpaceBuffer<int>>(*job.spaces.send, payload_of(s.id, s.n)));
+      P2PArgs args;
+      args.sendbuf = send_buffers.back()->data();
+      args.count = s.n;
+      args.dest = s.dst;
+      args.tag = s.tag;
+      args.comm = job.comm;
+      const Started started = start_p2p(s.op, s.form, s.counts, args, nullptr);
+      job.checker.check(started.rc == MPI_SUCCESS, where(job, round) + ": " + describe(s) + ": started (rc " +
+                                                       std::to_string(started.rc) + ")");
+      if (started.rc == MPI_SUCCESS && s.form != CallForm::blocking) outstanding.add(started, -1);
+    }
+  };
+  if (round.receives_first) {
+    make_receives();
+    if (round.ready_sends) MPI_Barrier(job.comm);
+    make_sends();
+  } else {
+    make_sends();
+    make_receives();
+  }
+  trace_call(job, round, std::string("completing by ") + kCompletionNames[static_cast<int>(round.completion)]);
+  const int rc = outstanding.complete(round.completion, statuses);
+  job.checker.check(rc == MPI_SUCCESS, where(job, round) + ": completion by " +
+                                           kCompletionNames[static_cast<int>(round.completion)] + " (rc " +
+                                           std::to_string(rc) + ")");
+  verify_receives(job, round, receives, receive_buffers, statuses);
+}
+
+void run_shift(const Job& job, const Round& round) {
+  const int to = round.shift[static_cast<std::size_t>(job.rank)];
+  const int from = static_cast<int>(std::find(round.shift.begin(), round.shift.end(), job.rank) - round.shift.begin());
+  const MPI_Count n_out = round.shift_sizes[static_cast<std::size_t>(job.rank)];
+  const MPI_Count n_in = round.shift_sizes[static_cast<std::size_t>(from)];
+  const int tag = round.number % kTags;
+  const std::string what = where(job, round) + ": " + (round.replace ? "Sendrecv_replace " : "Sendrecv ") +
+                           form_name(round.shift_counts) + " to " + std::to_string(to) + " from " +
+                           std::to_string(from) + " n=" + std::to_string(n_out) + "/" + std::to_string(n_in);
+  trace_call(job, round, what);
+  const MPI_Count capacity = std::max(n_out, n_in);
+  std::vector<int> initial = payload_of(job.rank, n_out);
+  initial.resize(static_cast<std::size_t>(capacity) + 1, kSentinel);
+  auto out = std::make_unique<SpaceBuffer<int>>(round.replace ? *job.spaces.recv : *job.spaces.send, initial);
+  auto in = std::make_unique<SpaceBuffer<int>>(
+      *job.spaces.recv, std::vector<int>(static_cast<std::size_t>(capacity) + 1, kSentinel));
+  P2PArgs args;
+  args.sendbuf = out->data();
+  args.sendcount = n_out;
+  args.dest = to;
+  args.sendtag = tag;
+  args.recvbuf = round.replace ? out->data() : in->data();
+  args.recvcount = capacity;
+  args.source = from;
+  args.recvtag = tag;
+  args.count = n_out;  // Sendrecv_replace: the one count
+  args.comm = job.comm;
+  MPI_Status status;
+  const Started started = start_p2p(round.replace ? P2POp::Sendrecv_replace : P2POp::Sendrecv,
+                                    CallForm::blocking, round.shift_counts, args, &status);
+  MPI_Count count = -1;
+  MPI_Get_count_c(&status, MPI_INT, &count);
+  job.checker.check(started.rc == MPI_SUCCESS && status.MPI_SOURCE == from && status.MPI_TAG == tag && count == n_in,
+                    what + ": status (rc " + std::to_string(started.rc) + ", source " +
+                        std::to_string(status.MPI_SOURCE) + " tag " + std::to_string(status.MPI_TAG) + " count " +
+                        std::to_string(count) + ")");
+  std::vector<int> expected = payload_of(from, n_in);
+  expected.resize(static_cast<std::size_t>(capacity) + 1, kSentinel);
+  const std::vector<int> got = (round.replace ? out : in)->download();
+  job.checker.expect_equal(what + ": data", started.rc, got.data(), expected.data(), expected.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  const int rounds = std::atoi(option(argc, argv, "--rounds", "200").c_str());
+  const int only = std::atoi(option(argc, argv, "--round", "-1").c_str());
+  const std::uint64_t seed = std::strtoull(option(argc, argv, "--seed", "20261128").c_str(), nullptr, 10);
+  const MPI_Count max_ints = std::atoll(option(argc, argv, "--max-bytes", "262144").c_str()) / 4;
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int exit_code = kSkipExitCode;
+  {
+    const SendReceiveSpaces spaces = send_receive_spaces_from_arguments(argc, argv);
+    if (spaces.ready()) {
+      Checker checker;
+      // Room for every buffered send a rank makes in one round at the largest size.
+      const BsendSpace bsend_space(max_ints * 4, kMaxSendsPerRank);
+      const Job job{checker, spaces, MPI_COMM_WORLD, rank, size, seed,
+                    std::getenv("MCRP_TEST_TRACE") != nullptr};
+      for (int number = only >= 0 ? only : 0; number < (only >= 0 ? only + 1 : rounds); ++number) {
+        const Round round = draw_round(seed, number, size, max_ints);
+        if (round.shift.empty()) run_exchange(job, round);
+        else run_shift(job, round);
+        // Every receive of this round is complete everywhere before the next round sends: its
+        // wildcards cannot take the next round's messages.
+        MPI_Barrier(MPI_COMM_WORLD);
+      }
+      const std::string program = "test_p2p_random --send-space " + spaces.send_name + " --recv-space " +
+                                  spaces.recv_name + " --seed " + std::to_string(seed);
+      exit_code = checker.finish(MPI_COMM_WORLD, program.c_str());
+    }
+  }
+  MPI_Finalize();
+  return exit_code;
+}
