@@ -284,13 +284,37 @@ int run_blocking_p2p(const P2PCall& call, const P2PBaseCall& base, const P2PBase
   return waited;
 }
 
+namespace {
+
+// A probe the base MPI answers. While background work is pending (a rendezvous of an asserted
+// communicator waiting for this rank, p2p/engine.h), a polling probe lets it advance, and a blocking
+// one must not block inside the base MPI: it polls the nonblocking form, advancing the library in
+// between, as blocking point-to-point calls wait (run_blocking_p2p).
+int base_probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status,
+               int (*base)(void*), void* context) {
+  if (flag != nullptr) {  // MPI_Iprobe, MPI_Improbe
+    advance_background_work();
+    return base(context);
+  }
+  while (background_work_pending()) {
+    advance_library();
+    int found = 0;
+    const int rc = message == nullptr ? PMPI_Iprobe(source, tag, comm, &found, status)
+                                      : PMPI_Improbe(source, tag, comm, &found, message, status);
+    if (rc != MPI_SUCCESS || found) return rc;
+  }
+  return base(context);
+}
+
+}  // namespace
+
 int run_probe(const char* entry, int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
               MPI_Status* status, int (*base)(void*), void* context) {
   if (!device::cuda_available()) return base(context);
   const std::shared_ptr<Engine> engine = engine_of(comm);
   // MPI_PROC_NULL matches no message, the library's included: the base MPI answers at once (status
   // of MPI_PROC_NULL, MPI_MESSAGE_NO_PROC), where the engine would read its reply as a message.
-  if (!engine || source == MPI_PROC_NULL) return base(context);
+  if (!engine || source == MPI_PROC_NULL) return base_probe(source, tag, comm, flag, message, status, base, context);
   P2PCall call;
   call.comm = comm;
   call.entry = entry;

@@ -523,6 +523,8 @@ Status probe_asserted(const std::shared_ptr<Engine>& engine, int source, int tag
     MCRP_TRY(error);
     MCRP_TRY(engine->advance());
     if (flag != nullptr) {  // Iprobe / Improbe: not yet
+      // A polling program's probes are its progress: the other communicators' engines too.
+      advance_background_work();
       *flag = 0;
       if (message != nullptr) *message = MPI_MESSAGE_NULL;
       return {};

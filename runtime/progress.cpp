@@ -43,6 +43,10 @@ bool background_work_pending() {
   return false;
 }
 
+void advance_background_work() {
+  if (background_work_pending()) advance_library();
+}
+
 void advance_library() {
   advance_nccl_comms();
   advance_live_requests();

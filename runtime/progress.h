@@ -56,5 +56,9 @@ void register_background_work(void (*advance)(), const std::atomic<int>* pending
 // True while some registered background work is pending: blocking waits of the library's
 // Wait/Test family then poll instead of blocking inside the base MPI.
 bool background_work_pending();
+// advance_library() if background work is pending, else nothing (an atomic load per kind of work).
+// For the calls a polling program makes while it waits (the Test family, MPI_Iprobe): they must let
+// that work advance also when nothing they look at is the library's.
+void advance_background_work();
 
 }  // namespace mcrp

@@ -12,6 +12,15 @@ namespace {
 
 bool bad_array(int count, const MPI_Request requests[]) { return count < 0 || (count > 0 && requests == nullptr); }
 
+// The Test forms proper. The entry points (test_one, ...) first advance the library's background
+// work: a Test call is how a polling program lets MPI progress, and a peer's rendezvous may wait for
+// this rank's clear-to-send or group (p2p/engine.h) while the array holds only the base MPI's
+// requests, whose test reaches no code of the library. The polling waits advance it themselves.
+int test_one_now(MPI_Request* request, int* flag, MPI_Status* status);
+int test_all_now(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]);
+int test_any_now(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status);
+int test_some_now(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]);
+
 // A completed element's status and the error MPI should report for it.
 struct CompletedElement {
   MPI_Status* status;  // MPI_STATUS_IGNORE if none
@@ -166,7 +175,7 @@ int poll_until(Test&& test) {
 }  // namespace
 
 int wait_polling(MPI_Request* request, MPI_Status* status) {
-  return poll_until([&](int* done) { return test_one(request, done, status); });
+  return poll_until([&](int* done) { return test_one_now(request, done, status); });
 }
 
 int wait_one(MPI_Request* request, MPI_Status* status) {
@@ -181,7 +190,7 @@ int wait_one(MPI_Request* request, MPI_Status* status) {
 
 int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (background_work_pending() && !bad_array(count, requests)) {
-    return poll_until([&](int* done) { return test_all(count, requests, done, statuses); });
+    return poll_until([&](int* done) { return test_all_now(count, requests, done, statuses); });
   }
   if (bad_array(count, requests)) return PMPI_Waitall(count, requests, statuses);
   if (!persistent_requests_exist()) {
@@ -196,7 +205,9 @@ int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
   return masked.all_completed(rc, statuses);
 }
 
-int test_one(MPI_Request* request, int* flag, MPI_Status* status) {
+namespace {
+
+int test_one_now(MPI_Request* request, int* flag, MPI_Status* status) {
   if (!persistent_requests_exist() || request == nullptr || flag == nullptr) return PMPI_Test(request, flag, status);
   if (report_inactive(*request, status)) {
     *flag = 1;
@@ -213,7 +224,7 @@ int test_one(MPI_Request* request, int* flag, MPI_Status* status) {
   return rc == MPI_SUCCESS && *flag ? mark_completed(handle, status) : rc;
 }
 
-int test_any(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+int test_any_now(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   if (!persistent_requests_exist() || bad_array(count, requests) || index == nullptr || flag == nullptr) {
     return PMPI_Testany(count, requests, index, flag, status);
   }
@@ -224,7 +235,7 @@ int test_any(int count, MPI_Request requests[], int* index, int* flag, MPI_Statu
   return rc;
 }
 
-int test_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+int test_some_now(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (bad_array(count, requests) || outcount == nullptr || indices == nullptr) {
     return PMPI_Testsome(count, requests, outcount, indices, statuses);
   }
@@ -240,16 +251,18 @@ int test_some(int count, MPI_Request requests[], int* outcount, int indices[], M
   return rc;
 }
 
+}  // namespace
+
 int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   if (background_work_pending() && !bad_array(count, requests) && index != nullptr) {
-    return poll_until([&](int* done) { return test_any(count, requests, index, done, status); });
+    return poll_until([&](int* done) { return test_any_now(count, requests, index, done, status); });
   }
   if (!persistent_requests_exist() || bad_array(count, requests) || index == nullptr) {
     return PMPI_Waitany(count, requests, index, status);
   }
   for (;;) {
     int flag = 0;
-    const int rc = test_any(count, requests, index, &flag, status);
+    const int rc = test_any_now(count, requests, index, &flag, status);
     if (rc != MPI_SUCCESS || flag) return rc;
     drive_mpi_progress();
   }
@@ -258,7 +271,7 @@ int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status) 
 int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (background_work_pending() && !bad_array(count, requests) && outcount != nullptr) {
     return poll_until([&](int* done) {
-      const int rc = test_some(count, requests, outcount, indices, statuses);
+      const int rc = test_some_now(count, requests, outcount, indices, statuses);
       *done = *outcount != 0;
       return rc;
     });
@@ -271,7 +284,7 @@ int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], M
                           [&] { return PMPI_Waitsome(count, requests, outcount, indices, statuses); });
   }
   for (;;) {
-    const int rc = test_some(count, requests, outcount, indices, statuses);
+    const int rc = test_some_now(count, requests, outcount, indices, statuses);
     if (rc != MPI_SUCCESS || *outcount != 0) return rc;
     drive_mpi_progress();
   }
@@ -296,7 +309,9 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   return base_rc == MPI_SUCCESS && *flag ? report_status(request, status) : base_rc;
 }
 
-int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+namespace {
+
+int test_all_now(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   if (bad_array(count, requests) || flag == nullptr) {
     return PMPI_Testall(count, requests, flag, statuses);  // the base MPI reports the bad argument
   }
@@ -319,6 +334,28 @@ int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]
   const int rc =
       call_over_all(count, masked.view(), statuses, [&] { return PMPI_Waitall(count, masked.view(), statuses); });
   return masked.all_completed(rc, statuses);
+}
+
+}  // namespace
+
+int test_one(MPI_Request* request, int* flag, MPI_Status* status) {
+  advance_background_work();
+  return test_one_now(request, flag, status);
+}
+
+int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  advance_background_work();
+  return test_all_now(count, requests, flag, statuses);
+}
+
+int test_any(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  advance_background_work();
+  return test_any_now(count, requests, index, flag, status);
+}
+
+int test_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  advance_background_work();
+  return test_some_now(count, requests, outcount, indices, statuses);
 }
 
 }  // namespace mcrp

@@ -7,7 +7,10 @@
 // inactive registered request itself (complete at once, empty status): MPICH 4.0.2 reports a
 // never-started persistent collective, the library's handle, incomplete for ever. The base MPI does the rest: generalized
 // requests (device nonblocking calls) are polled by its own Wait/Test. In programs without
-// persistent collectives each function is one atomic load plus the base call.
+// persistent collectives each function is one atomic load plus the base call, and one more for
+// the library's background work (p2p/engine.h): while some is pending, the waits poll instead of
+// blocking in the base MPI and every Test form advances it, whatever its array holds, since a
+// peer's transfer may wait for this rank's answer (MPI's progress rule).
 //
 // test_all also works around an MPICH 4.0.2 defect: its Testall fails with MPI_ERR_IN_STATUS (every
 // MPI_ERROR field 0) as soon as a completed persistent collective is in the array. Completion is

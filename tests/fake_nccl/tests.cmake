@@ -91,8 +91,10 @@ mcrpmpi_add_fake_nccl_test(sessions RANKS 2 3 COMMAND $<TARGET_FILE:test_session
 # Device-only point-to-point with NCCL moving the payloads (p2p/channel_nccl.cpp).
 mcrpmpi_add_fake_nccl_test(p2p_asserted NBCOMM RANKS 2 3 ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
                            COMMAND $<TARGET_FILE:test_p2p_linked> --space fake-device --assert env --threads)
-# Random traffic (tests/mpi/test_p2p_random.cpp) through the same protocol: groups proposed,
-# rejected and accepted in orders no fixed case makes; every payload by rendezvous in the second.
+# Random traffic (tests/mpi/test_p2p_random.cpp) with its collectives on the NCCL path: staged
+# point-to-point beside them, then through the device-only protocol (groups proposed, rejected and
+# accepted in orders no fixed case makes; every payload by rendezvous in the last).
+mcrpmpi_add_fake_nccl_test(p2p_random RANKS 2 3 TIMEOUT 120 COMMAND $<TARGET_FILE:test_p2p_random_linked> --space fake-device)
 mcrpmpi_add_fake_nccl_test(p2p_random.asserted NBCOMM RANKS 2 3 4 TIMEOUT 120
                            ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
                            COMMAND $<TARGET_FILE:test_p2p_random_linked> --space fake-device)

@@ -353,6 +353,64 @@ void interleaved_with_collectives(const Env& e) {
   expect_received(e, "ring across collectives n=" + std::to_string(n), rc, *in, e.left(), 45, n, &statuses[0]);
 }
 
+// ---- a transfer that needs its sender's MPI calls while the sender polls another communicator ----
+// Once its MPI_Isend is made, the sender (odd ranks) only polls a communicator the transfer is not
+// on: MPI_Test on an MPI_Ibarrier its receiver joins after the receive, then MPI_Iprobe, then
+// MPI_Probe, for a message the receiver sends after the receive. The device-only protocol answers
+// the receiver's clear-to-send from the sender's MPI calls, so each of these must advance it (MPI's
+// progress rule). Before 2026-11-28 none did, and each hung: test_p2p_random found it (seed 11,
+// round 115: MPI_Testsome over the base MPI's requests while a buffered send waited).
+void polling_elsewhere(const Env& e) {
+  const MPI_Count n = e.counts.back();
+  const bool sender = e.rank % 2 == 1;
+  const bool receiver = e.rank % 2 == 0 && e.rank + 1 < e.size;
+  const int partner = sender ? e.rank - 1 : e.rank + 1;
+  MPI_Comm other;
+  MPI_Comm_dup(MPI_COMM_WORLD, &other);
+  const auto join_barrier = [&] {
+    MPI_Request request;
+    MPI_Ibarrier(other, &request);
+    return MPI_Wait(&request, MPI_STATUS_IGNORE);
+  };
+  for (const char* how : {"MPI_Test", "MPI_Iprobe", "MPI_Probe"}) {
+    const std::string what = std::string("a transfer while its sender polls ") + how + " elsewhere";
+    const bool barrier = std::strcmp(how, "MPI_Test") == 0;
+    int rc = MPI_SUCCESS;
+    if (sender) {
+      auto out = send_buffer(e, e.rank, 46, n);
+      MPI_Request send;
+      MPI_Isend_c(out->data(), n, MPI_INT, partner, 46, e.comm, &send);
+      if (barrier) {
+        MPI_Request request;
+        rc = MPI_Ibarrier(other, &request);
+        for (int done = 0; rc == MPI_SUCCESS && !done;) rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Status probed;
+        if (std::strcmp(how, "MPI_Probe") == 0) {
+          rc = MPI_Probe(partner, 47, other, &probed);
+        } else {
+          for (int found = 0; rc == MPI_SUCCESS && !found;) rc = MPI_Iprobe(partner, 47, other, &found, &probed);
+        }
+        auto note = recv_buffer(e, 1);
+        if (rc == MPI_SUCCESS) rc = MPI_Recv(note->data(), 1, MPI_INT, partner, 47, other, MPI_STATUS_IGNORE);
+      }
+      const int sent = MPI_Wait(&send, MPI_STATUS_IGNORE);
+      e.checker.check(rc == MPI_SUCCESS && sent == MPI_SUCCESS, what + " (sender, rc " + std::to_string(rc) + ")");
+    } else if (receiver) {
+      auto in = recv_buffer(e, n);
+      MPI_Status status;
+      rc = MPI_Recv_c(in->data(), n, MPI_INT, partner, 46, e.comm, &status);
+      expect_received(e, what, rc, *in, partner, 46, n, &status);
+      auto note = send_buffer(e, e.rank, 47, 1);
+      rc = barrier ? join_barrier() : MPI_Send(note->data(), 1, MPI_INT, partner, 47, other);
+      e.checker.check(rc == MPI_SUCCESS, what + " (receiver's call on the other communicator)");
+    } else if (barrier) {
+      e.checker.check(join_barrier() == MPI_SUCCESS, what + " (the barrier of a rank without a partner)");
+    }
+  }
+  MPI_Comm_free(&other);
+}
+
 // ---- all pairs: Isend to everyone, Irecv from everyone in reverse order, one Waitall ----
 void all_pairs_reverse(const Env& e) {
   for (MPI_Count n : e.counts) {
@@ -945,6 +1003,7 @@ void run_all(const Env& e) {
       {"head to head", head_to_head},
       {"all pairs reverse", all_pairs_reverse},
       {"interleaved with collectives", interleaved_with_collectives},
+      {"polling elsewhere", polling_elsewhere},
       {"probes", probes},
       {"truncation", truncation},
       {"truncation in arrays", truncation_in_arrays},

@@ -8,6 +8,9 @@
 // safe); the other half post every send first (nonblocking, or buffered) and receive with
 // blocking Recv, Probe or Iprobe then Recv, Mprobe or Improbe then Mrecv/Imrecv, or a posted
 // Irecv. Some rounds are a random permutation exchanged by Sendrecv or Sendrecv_replace instead.
+// Up to two collectives a round (allreduce or bcast, completed at once or left outstanding) fall
+// among each rank's sends or receives, at a point of its own: the first such run found a rank
+// polling MPI_Testsome over the base MPI's requests that never answered its peer (2026-11-28).
 //
 // The expected match of each receive follows from MPI's rules alone: taking this rank's receives
 // in posting order, each gets the earliest message not yet taken, from the source its status names
@@ -103,6 +106,21 @@ struct Receive {
   CountForm counts;
 };
 
+// A collective among the point-to-point calls, each rank making it at a point of its own: an
+// allreduce (MPI_INT, MPI_SUM, maybe in place) or a bcast, in any form completed at once, or left
+// outstanding (MPI_Iallreduce, MPI_Ibcast) and completed with the round's requests. Its buffers
+// are in the receive space.
+struct Collective {
+  int id;
+  bool bcast;
+  int root;
+  MPI_Count n;
+  CallForm form;
+  CountForm counts;
+  bool outstanding;
+  bool in_place;
+};
+
 enum class Completion { waitall, waitany, testsome, testall, wait_reversed };
 constexpr const char* kCompletionNames[] = {"Waitall", "Waitany", "Testsome", "Testall", "Wait in reverse"};
 
@@ -113,6 +131,10 @@ struct Round {
   Completion completion = Completion::waitall;
   std::vector<Send> sends;  // every rank's, each rank's in its posting order
   std::vector<std::vector<Receive>> receives;  // per rank, in posting order
+  std::vector<Collective> collectives;  // in the order every rank makes them
+  // Per rank, per collective: the step it comes before (this rank's sends in a receives-first
+  // round, its receives in a sends-first one; the number of steps: after the last).
+  std::vector<std::vector<int>> collective_steps;
   // A permutation round instead: rank r sends to shift[r] by Sendrecv(_replace).
   std::vector<int> shift;
   bool replace = false;
@@ -166,6 +188,28 @@ void draw_receives(Draw& d, Round& round, int me) {
   round.receives[static_cast<std::size_t>(me)] = std::move(mine);
 }
 
+// This rank's steps in the round, among which its collectives fall.
+int steps_of(const Round& round, int me) {
+  if (!round.receives_first) return static_cast<int>(round.receives[static_cast<std::size_t>(me)].size());
+  return static_cast<int>(std::count_if(round.sends.begin(), round.sends.end(), [me](const Send& s) { return s.src == me; }));
+}
+
+// Drawn after everything else, so that a round's point-to-point plan does not depend on them.
+void draw_collectives(Draw& d, Round& round, int size, MPI_Count max_ints) {
+  const int count = d.below(3);
+  for (int k = 0; k < count; ++k) {
+    Collective c{k, d.coin(), d.below(size), std::min<MPI_Count>(d.size(max_ints), 4096), kCallForms[d.below(3)],
+                 d.counts(), d.coin(), d.coin()};
+    round.collectives.push_back(c);
+  }
+  for (int me = 0; me < size; ++me) {
+    std::vector<int> at;
+    for (int k = 0; k < count; ++k) at.push_back(d.below(steps_of(round, me) + 1));
+    std::sort(at.begin(), at.end());
+    round.collective_steps.push_back(at);
+  }
+}
+
 Round draw_round(std::uint64_t seed, int number, int size, MPI_Count max_ints) {
   Draw d{std::mt19937_64(seed * 1000003ULL + static_cast<std::uint64_t>(number))};
   Round round;
@@ -195,6 +239,7 @@ Round draw_round(std::uint64_t seed, int number, int size, MPI_Count max_ints) {
   }
   round.receives.resize(static_cast<std::size_t>(size));
   for (int me = 0; me < size; ++me) draw_receives(d, round, me);
+  draw_collectives(d, round, size, max_ints);
   return round;
 }
 
@@ -289,6 +334,88 @@ class Outstanding {
   std::vector<int> receive_of_;
 };
 
+// This rank's part of the round's collectives, each made at its step and checked at the end.
+class Collectives {
+ public:
+  Collectives(const Job& job, const Round& round)
+      : job_(job), round_(round), at_(round.collective_steps[static_cast<std::size_t>(job.rank)]) {}
+
+  // Makes every collective due before this rank's step `step`.
+  void before_step(int step, Outstanding& outstanding) {
+    while (next_ < at_.size() && at_[next_] <= step) make(round_.collectives[next_++], outstanding);
+  }
+
+  void verify() const {
+    for (std::size_t k = 0; k < results_.size(); ++k) {
+      const Collective& c = round_.collectives[k];
+      std::vector<int> expected(static_cast<std::size_t>(c.n) + 1, kSentinel);
+      for (MPI_Count i = 0; i < c.n; ++i) {
+        expected[static_cast<std::size_t>(i)] = c.bcast ? payload(kBcastIds + c.id, i) : sum_of_inputs(c.id, i);
+      }
+      const std::vector<int> got = results_[k]->download();
+      job_.checker.expect_equal(where(job_, round_) + ": " + describe(c) + ": result", MPI_SUCCESS, got.data(),
+                                expected.data(), expected.size());
+    }
+  }
+
+ private:
+  static constexpr int kBcastIds = 100000;  // bcast payloads apart from the messages'
+  static int input(int rank, int id, MPI_Count i) { return (rank + 1) * static_cast<int>((id * 31 + i) % 97 + 1); }
+  int sum_of_inputs(int id, MPI_Count i) const { return input(0, id, i) * job_.size * (job_.size + 1) / 2; }
+
+  std::string describe(const Collective& c) const {
+    std::string what = c.bcast ? "bcast from " + std::to_string(c.root) : std::string("allreduce");
+    what += c.outstanding ? " left outstanding" : std::string(" ") + call_form_name(c.form);
+    return what + " " + form_name(c.counts) + (c.in_place && !c.bcast ? " in place" : "") + " n=" + std::to_string(c.n);
+  }
+
+  void make(const Collective& c, Outstanding& outstanding) {
+    const std::string what = where(job_, round_) + ": " + describe(c);
+    trace_call(job_, round_, describe(c));
+    std::vector<int> values(static_cast<std::size_t>(c.n) + 1, kSentinel);
+    for (MPI_Count i = 0; i < c.n; ++i) {
+      if (!c.bcast) values[static_cast<std::size_t>(i)] = input(job_.rank, c.id, i);
+      else if (job_.rank == c.root) values[static_cast<std::size_t>(i)] = payload(kBcastIds + c.id, i);
+    }
+    const bool in_place = c.in_place || c.bcast;
+    results_.push_back(std::make_unique<SpaceBuffer<int>>(*job_.spaces.recv, in_place ? values : std::vector<int>(values.size(), kSentinel)));
+    if (!in_place) inputs_.push_back(std::make_unique<SpaceBuffer<int>>(*job_.spaces.recv, values));
+    void* result = results_.back()->data();
+    const void* input = in_place ? MPI_IN_PLACE : inputs_.back()->data();
+    const bool large = c.counts == CountForm::large;
+    int rc = MPI_SUCCESS;
+    if (c.outstanding) {
+      Started started;
+      if (c.bcast) {
+        rc = large ? MPI_Ibcast_c(result, c.n, MPI_INT, c.root, job_.comm, &started.request)
+                   : MPI_Ibcast(result, static_cast<int>(c.n), MPI_INT, c.root, job_.comm, &started.request);
+      } else {
+        rc = large ? MPI_Iallreduce_c(input, result, c.n, MPI_INT, MPI_SUM, job_.comm, &started.request)
+                   : MPI_Iallreduce(input, result, static_cast<int>(c.n), MPI_INT, MPI_SUM, job_.comm, &started.request);
+      }
+      if (rc == MPI_SUCCESS) outstanding.add(started, -1);
+    } else {
+      CollArgs args;
+      args.sendbuf = input;
+      args.recvbuf = result;
+      args.count = c.n;
+      args.datatype = MPI_INT;
+      args.op = MPI_SUM;
+      args.root = c.root;
+      args.comm = job_.comm;
+      rc = invoke(c.bcast ? Coll::Bcast : Coll::Allreduce, c.form, c.counts, args, job_.size);
+    }
+    job_.checker.check(rc == MPI_SUCCESS, what + ": started (rc " + std::to_string(rc) + ")");
+  }
+
+  const Job& job_;
+  const Round& round_;
+  const std::vector<int>& at_;
+  std::size_t next_ = 0;
+  std::vector<std::unique_ptr<SpaceBuffer<int>>> inputs_;
+  std::vector<std::unique_ptr<SpaceBuffer<int>>> results_;
+};
+
 // This rank's receive k, made at once (Recv, probes, Mprobe) or posted into `outstanding`.
 void make_receive(const Job& job, const Round& round, std::size_t k, Receive& r,
                   std::vector<std::unique_ptr<SpaceBuffer<int>>>& buffers, std::vector<MPI_Status>& statuses,
@@ -380,14 +507,20 @@ void run_exchange(const Job& job, const Round& round) {
   std::vector<MPI_Status> statuses(receives.size());
   std::vector<std::unique_ptr<SpaceBuffer<int>>> send_buffers;
   Outstanding outstanding;
+  Collectives collectives(job, round);
+  // The collectives fall among the receives of a sends-first round, among the sends otherwise.
   const auto make_receives = [&] {
     for (std::size_t k = 0; k < receives.size(); ++k) {
+      if (!round.receives_first) collectives.before_step(static_cast<int>(k), outstanding);
       make_receive(job, round, k, receives[k], receive_buffers, statuses, outstanding);
     }
+    if (!round.receives_first) collectives.before_step(static_cast<int>(receives.size()), outstanding);
   };
   const auto make_sends = [&] {
+    int step = 0;
     for (const Send& s : round.sends) {
       if (s.src != job.rank) continue;
+      if (round.receives_first) collectives.before_step(step++, outstanding);
       trace_call(job, round, describe(s));
       send_buffers.push_back(std::make_unique<SpaceBuffer<int>>(*job.spaces.send, payload_of(s.id, s.n)));
       P2PArgs args;
@@ -401,6 +534,7 @@ void run_exchange(const Job& job, const Round& round) {
                                                        std::to_string(started.rc) + ")");
       if (started.rc == MPI_SUCCESS && s.form != CallForm::blocking) outstanding.add(started, -1);
     }
+    if (round.receives_first) collectives.before_step(step, outstanding);
   };
   if (round.receives_first) {
     make_receives();
@@ -416,6 +550,7 @@ void run_exchange(const Job& job, const Round& round) {
                                            kCompletionNames[static_cast<int>(round.completion)] + " (rc " +
                                            std::to_string(rc) + ")");
   verify_receives(job, round, receives, receive_buffers, statuses);
+  collectives.verify();
 }
 
 void run_shift(const Job& job, const Round& round) {
