@@ -102,7 +102,8 @@ struct Receive {
   int tag;     // or MPI_ANY_TAG
   MPI_Count capacity;  // the largest message its class holds
   Way way;
-  CallForm form;  // of `posted` (nonblocking or persistent) and of Mrecv (blocking or nonblocking)
+  CallForm form;  // `posted`: nonblocking or persistent; Mprobe's Mrecv: either; Improbe's: nonblocking;
+                  // the others: blocking
   CountForm counts;
 };
 
@@ -191,7 +192,8 @@ void draw_receives(Draw& d, Round& round, int me) {
 // This rank's steps in the round, among which its collectives fall.
 int steps_of(const Round& round, int me) {
   if (!round.receives_first) return static_cast<int>(round.receives[static_cast<std::size_t>(me)].size());
-  return static_cast<int>(std::count_if(round.sends.begin(), round.sends.end(), [me](const Send& s) { return s.src == me; }));
+  return static_cast<int>(
+      std::count_if(round.sends.begin(), round.sends.end(), [me](const Send& s) { return s.src == me; }));
 }
 
 // Drawn after everything else, so that a round's point-to-point plan does not depend on them.
@@ -366,7 +368,8 @@ class Collectives {
   std::string describe(const Collective& c) const {
     std::string what = c.bcast ? "bcast from " + std::to_string(c.root) : std::string("allreduce");
     what += c.outstanding ? " left outstanding" : std::string(" ") + call_form_name(c.form);
-    return what + " " + form_name(c.counts) + (c.in_place && !c.bcast ? " in place" : "") + " n=" + std::to_string(c.n);
+    return what + " " + form_name(c.counts) + (c.in_place && !c.bcast ? " in place" : "") + " n=" +
+           std::to_string(c.n);
   }
 
   void make(const Collective& c, Outstanding& outstanding) {
@@ -378,7 +381,8 @@ class Collectives {
       else if (job_.rank == c.root) values[static_cast<std::size_t>(i)] = payload(kBcastIds + c.id, i);
     }
     const bool in_place = c.in_place || c.bcast;
-    results_.push_back(std::make_unique<SpaceBuffer<int>>(*job_.spaces.recv, in_place ? values : std::vector<int>(values.size(), kSentinel)));
+    results_.push_back(std::make_unique<SpaceBuffer<int>>(
+        *job_.spaces.recv, in_place ? values : std::vector<int>(values.size(), kSentinel)));
     if (!in_place) inputs_.push_back(std::make_unique<SpaceBuffer<int>>(*job_.spaces.recv, values));
     void* result = results_.back()->data();
     const void* input = in_place ? MPI_IN_PLACE : inputs_.back()->data();
@@ -456,10 +460,9 @@ void make_receive(const Job& job, const Round& round, std::size_t k, Receive& r,
   args.comm = job.comm;
   args.message = &message;
   const bool matched = r.way == Way::mprobe || r.way == Way::improbe;
-  const CallForm form = r.way == Way::posted || matched ? r.form : CallForm::blocking;
-  const Started started = start_p2p(matched ? P2POp::Mrecv : P2POp::Recv, form, r.counts, args, &statuses[k]);
+  const Started started = start_p2p(matched ? P2POp::Mrecv : P2POp::Recv, r.form, r.counts, args, &statuses[k]);
   job.checker.check(started.rc == MPI_SUCCESS, what + ": started (rc " + std::to_string(started.rc) + ")");
-  if (started.rc == MPI_SUCCESS && form != CallForm::blocking) outstanding.add(started, static_cast<int>(k));
+  if (started.rc == MPI_SUCCESS && r.form != CallForm::blocking) outstanding.add(started, static_cast<int>(k));
 }
 
 // Checks this rank's receives in posting order against the messages MPI's rules give them.
