@@ -366,7 +366,7 @@ class Receive final : public Listener, public TransferEnd, public std::enable_sh
   Status finish_view() {
     device::DeviceGuard on_device(copy_device_for(*engine_, device_));  // polled from any thread
     UnboundedProgress progress;
-    MCRP_TRY(view_.finish(reached_, stream_, progress));
+    MCRP_TRY(view_.finish(reached_, stream_, progress, accepted_));
     return device::wait_stream(stream_, progress);
   }
 

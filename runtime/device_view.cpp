@@ -87,17 +87,24 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
   return device::copy_async(scratch_.data(), host_packed_.data(), packed_offset, stream, "cudaMemcpyAsync (pack)");
 }
 
-Status DeviceView::finish(const BufferSide& side, cudaStream_t stream, device::ProgressHook& progress) {
+Status DeviceView::finish(const BufferSide& side, cudaStream_t stream, device::ProgressHook& progress,
+                          std::size_t delivered) {
   if (!finishes(side)) return {};
   if (relocated_) {
-    MCRP_TRY(device::copy_async(side.base + span_.lo, scratch_.data(), span_.bytes(), stream,
+    // A contiguous side: its data is the span, and what was delivered its first bytes.
+    MCRP_TRY(device::copy_async(side.base + span_.lo, scratch_.data(), std::min(delivered, span_.bytes()), stream,
                                 "cudaMemcpyAsync (from the NCCL communicator's device)"));
     return device::wait_stream(stream, progress);
   }
-  const std::size_t packed_size = end();
-  MCRP_TRY(device::copy_async(host_packed_.data(), scratch_.data(), packed_size, stream, "cudaMemcpyAsync (unpack)"));
+  // Only what was delivered is unpacked, the unit it ends in completed with the image's own values:
+  // whole blocks would write the scratch's bytes beyond over the user's.
+  const std::size_t arrived = std::min(delivered, end());
+  MCRP_TRY(device::copy_async(host_packed_.data(), scratch_.data(), arrived, stream, "cudaMemcpyAsync (unpack)"));
   MCRP_TRY(device::wait_stream(stream, progress));
-  MCRP_TRY(pack_blocks(side, host_span_.data() - span_.lo, host_packed_.data(), packed_size, true));
+  char* image_base = host_span_.data() - span_.lo;
+  std::size_t packed_size = arrived;
+  MCRP_TRY(complete_partial_unit(side, size_, image_base, host_packed_.data(), arrived, &packed_size));
+  MCRP_TRY(pack_blocks(side, image_base, host_packed_.data(), packed_size, true));
   MCRP_TRY(device::copy_async(side.base + span_.lo, host_span_.data(), span_.bytes(), stream, "cudaMemcpyAsync (unpack)"));
   return device::wait_stream(stream, progress);
 }

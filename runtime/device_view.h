@@ -38,8 +38,12 @@ class DeviceView {
   // Whether finish has copies to make: a written side that was packed or relocated.
   bool finishes(const BufferSide& side) const { return side.written && span_.bytes() > 0 && (relocated_ || packed_); }
   // Once the work on the view's bytes has completed (or is earlier on `stream`): unpacks or copies a
-  // written side back into the user's buffer, on `stream`, and waits for it.
-  Status finish(const BufferSide& side, cudaStream_t stream, device::ProgressHook& progress);
+  // written side back into the user's buffer, on `stream`, and waits for it. Only the first
+  // `delivered` bytes of the view's data are (a receive of a shorter message, whose last datatype
+  // unit it may fill only partly): the rest of the user's buffer keeps what it held.
+  Status finish(const BufferSide& side, cudaStream_t stream, device::ProgressHook& progress,
+                std::size_t delivered = kAllDelivered);
+  static constexpr std::size_t kAllDelivered = ~std::size_t{0};
 
   std::size_t end() const;  // one past the last byte any block covers
   // The same blocks at `data` (a device copy of this view's bytes).

@@ -60,7 +60,7 @@ void advance_library() {
 }
 
 void drive_mpi_progress() {
-  const MPI_Comm comm = world_self_comm_for_progress();
+  const MPI_Comm comm = progress_probe_comm();
   if (comm == MPI_COMM_NULL) return;
   int flag = 0;
   PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);

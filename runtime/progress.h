@@ -42,7 +42,8 @@ class MpiProgress final : public device::ProgressHook {
   unsigned polls_ = 0;
 };
 
-// Drives the base MPI's progress once (creates the private communicator on first use).
+// Drives the base MPI's progress once: a probe of MPI_COMM_WORLD (runtime/self_comm.h says why not
+// of a communicator of the library's own).
 void drive_mpi_progress();
 
 // Everything the library advances without being asked by one request: NCCL communicators being set

@@ -139,6 +139,10 @@ int cancel(void* state, int complete) {
 int poll(void* state, MPI_Status*) {
   advance_library();  // NCCL setups, protocol engines, other requests: not only this one
   advance(from_state(state));
+  // MPICH 4.0.2 (ch4:ucx) waits for a request of this kind (MPI_Wait on one alone) without
+  // advancing its network module: this rank's base-MPI sends above the eager size would not move
+  // while it waits (tests/mpi/test_progress_while_waiting.cpp).
+  drive_mpi_progress();
   return MPI_SUCCESS;
 }
 

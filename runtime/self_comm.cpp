@@ -17,6 +17,8 @@ int g_open_sessions = 0;  // the application's, under g_mutex
 // The application's own MPI_Init(_thread) has returned and its MPI_Finalize not begun. Not
 // MPI_Initialized: Intel MPI 2021 answers 1 in a Sessions-only program.
 std::atomic<bool> g_world_open{false};
+// The library's duplicate of MPI_COMM_WORLD, made in the MPI_Init wrappers, probed for progress.
+std::atomic<MPI_Comm> g_progress_comm{MPI_COMM_NULL};
 
 bool world_model_active() {
   int initialized = 0, finalized = 0;
@@ -66,14 +68,18 @@ MPI_Comm library_self_comm() {
   return g_comm;
 }
 
-MPI_Comm world_self_comm_for_progress() {
-  // Lock-free once made: this is on every wait's poll.
+MPI_Comm progress_probe_comm() {
+  // Lock-free: this is on every wait's poll.
+  const MPI_Comm own = g_progress_comm.load(std::memory_order_acquire);
+  if (own != MPI_COMM_NULL) return own;
+  // A program whose MPI_Init the library did not see (Fortran's goes to the base MPI directly):
+  // MPI_COMM_WORLD itself, once the self communicator's origin says the world model is on.
   if (g_made.load(std::memory_order_acquire)) {
-    return g_origin.load(std::memory_order_acquire) == Origin::world ? g_comm : MPI_COMM_NULL;
+    return g_origin.load(std::memory_order_acquire) == Origin::world ? MPI_COMM_WORLD : MPI_COMM_NULL;
   }
   // Not made yet: make it only under the world model. In a Sessions-only program a progress poll
   // would otherwise open the library's session for a communicator it does not probe.
-  return world_model_active() ? library_self_comm() : MPI_COMM_NULL;
+  return world_model_active() && library_self_comm() != MPI_COMM_NULL ? MPI_COMM_WORLD : MPI_COMM_NULL;
 }
 
 void session_opened() {
@@ -93,10 +99,18 @@ bool last_session_closing() {
   return g_open_sessions == 1 && !g_world_open.load(std::memory_order_acquire);
 }
 
-void world_model_opened() { g_world_open.store(true, std::memory_order_release); }
+void world_model_opened() {
+  g_world_open.store(true, std::memory_order_release);
+  MPI_Comm comm = MPI_COMM_NULL;
+  if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) return;
+  PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  g_progress_comm.store(comm, std::memory_order_release);
+}
 
 void release_world_self_comm() {
   g_world_open.store(false, std::memory_order_release);
+  MPI_Comm progress = g_progress_comm.exchange(MPI_COMM_NULL, std::memory_order_acq_rel);
+  if (progress != MPI_COMM_NULL) PMPI_Comm_free(&progress);
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_origin == Origin::world) release_locked();
 }

@@ -12,11 +12,19 @@ namespace mcrp {
 // Made at the first need; MPI_COMM_NULL while MPI is initialized in neither model.
 MPI_Comm library_self_comm();
 
-// The same under the world model only, for probing MPI progress while the library waits. In a
-// Sessions-only program none: MPICH 4.0.2 sets up its network module at the first communicator of
-// several processes, and any progress before that (a one-process job) crashes inside UCX, so a
-// probe of the library's own would crash programs that never ask for progress themselves.
-MPI_Comm world_self_comm_for_progress();
+// The communicator the library probes to drive MPI progress while it waits: a duplicate of
+// MPI_COMM_WORLD the MPI_Init wrappers make (world_model_opened), on which no message ever
+// arrives, so that every probe runs the base MPI's progress. Not a duplicate of MPI_COMM_SELF:
+// MPICH 4.0.2 (ch4:ucx) answers a probe of a one-process communicator without advancing its
+// network module, so a message this rank sent before it waited, above the eager size, never left
+// while it waited (a peer waiting for that message before joining the library's collective: a
+// hang; 1 KB went, 3 KB did not; test_progress_while_waiting). Not MPI_COMM_WORLD itself either,
+// but for a program whose MPI_Init the library did not see: a probe that finds a message there
+// returns without running progress. In a Sessions-only program none: MPICH 4.0.2
+// sets up its network module at the first communicator of several processes, and any progress
+// before that (a one-process job) crashes inside UCX, so a probe of the library's own would crash
+// programs that never ask for progress themselves.
+MPI_Comm progress_probe_comm();
 
 // The MPI_Session_init and MPI_Session_finalize wrappers call these around the base MPI.
 void session_opened();
@@ -26,10 +34,11 @@ void session_closing();  // before the base MPI finalizes the application's sess
 // advance the library's operations.
 bool last_session_closing();
 
-// After the application's MPI_Init(_thread).
+// After the application's MPI_Init(_thread), on every rank: makes the progress communicator.
 void world_model_opened();
 // At MPI_Finalize, before the base MPI's: the application's world model counts as closed, and the
-// duplicate of MPI_COMM_SELF goes (sessions still open get one of their own at the next need).
+// duplicates of MPI_COMM_WORLD and MPI_COMM_SELF go (sessions still open get a communicator of
+// their own at the next need).
 void release_world_self_comm();
 
 }  // namespace mcrp

@@ -3,8 +3,8 @@
 
 With --profile: the report (stderr) must hold exactly the rows the workload announces on stdout
 ("expect <operation> <form> <path> <calls>"), with those call counts; every time non-negative, the
-steps adding up to no more than the total, other = total - steps, the timers' cost no more than the
-total and own = total - launch - wait - timer.
+steps adding up to no more than the total, other = total - steps, and own = total - launch - wait -
+timer.
 Without it (the variable unset, or 0): no report at all.
 With --stats, MCRPMPI_STATS=1 as well: its table (stdout) must hold exactly the rows announced as
 "expect-stats <collective> <path> <calls> <bytes>", with those calls and bytes.
@@ -83,8 +83,9 @@ def check_row(row, problems):
         problems.append("%s: steps add up to %g us, more than the total %g us" % (key, steps, row["total"]))
     if abs(row["other"] - (row["total"] - steps)) > TOLERANCE:
         problems.append("%s: other %g is not total - steps %g" % (key, row["other"], row["total"] - steps))
-    if row["timer"] > row["total"] + TOLERANCE:
-        problems.append("%s: the timers cost %g us, more than the total %g us" % (key, row["timer"], row["total"]))
+    # `timer` is not checked against `total`: the step timer is timed once at the report, apart from
+    # the calls, and a busy machine at that moment makes it read twice what the calls paid (a CI
+    # run beside a build, 2026-11-28: 147.6 ns a timer, 0.74 us against a total of 0.50 us).
     own = row["total"] - row["launch"] - row["wait"] - row["timer"]
     if abs(row["own"] - own) > TOLERANCE:
         problems.append("%s: own %g is not total - launch - wait - timer %g" % (key, row["own"], own))

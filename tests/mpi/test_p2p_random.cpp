@@ -11,6 +11,11 @@
 // Up to two collectives a round (allreduce or bcast, completed at once or left outstanding) fall
 // among each rank's sends or receives, at a point of its own: the first such run found a rank
 // polling MPI_Testsome over the base MPI's requests that never answered its peer (2026-11-28).
+// Every call names one of several communicators (MPI_COMM_WORLD, a duplicate, one with the ranks
+// reversed, and with --asserted-comm a duplicate asserting device-only point-to-point), so matching
+// is per communicator and envelopes are translated; and each side lays its ints out by a datatype
+// of its own (tests/mpi/int_layouts.h: gaps, units of two, blocks out of address order), receives
+// naming whole units that the message may fill only partly.
 //
 // The expected match of each receive follows from MPI's rules alone: taking this rank's receives
 // in posting order, each gets the earliest message not yet taken, from the source its status names
@@ -20,7 +25,8 @@
 // the wrong receive, out of order, partly, or beyond its length (sentinels) fails its check.
 //   --space S / --send-space S / --recv-space S   memory spaces (tests/mpi/memory_spaces.h)
 //   --rounds N (200)  --seed N (20261128)  --round R (only round R, to replay a failure)
-//   --max-bytes N (262144)
+//   --max-bytes N (262144)  --comms N (3: world, duplicate, reversed)  --int-only (every side MPI_INT)
+//   --asserted-comm (adds the device-only duplicate; left out when a side is host memory)
 // A failure names its round and seed; MCRP_TEST_TRACE=1 prints every call before it is made.
 #include <mpi.h>
 
@@ -37,6 +43,8 @@
 #include "tests/mpi/bsend_space.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/device_only_comm.h"
+#include "tests/mpi/int_layouts.h"
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/p2p_entry_points.h"
 #include "tests/mpi/p2p_messages.h"
@@ -47,6 +55,7 @@ using namespace mcrp_test;
 
 constexpr int kTags = 3;
 constexpr int kMaxSendsPerRank = 5;
+constexpr int kGapFill = -5555;  // in a send buffer's gaps: never sent
 
 // Element i of the message numbered `id` in its round: no two messages of a round agree on their
 // first element, so a swapped delivery shows.
@@ -80,17 +89,85 @@ struct Draw {
       std::swap(v[i - 1], v[static_cast<std::size_t>(below(static_cast<int>(i)))]);
     }
   }
+  // MPI_INT a third of the time, any other layout otherwise.
+  IntLayout layout(bool int_only) {
+    const int k = below(kIntLayouts + 1);
+    return int_only || k < 2 ? IntLayout::ints : static_cast<IntLayout>(k - 1);
+  }
+};
+
+// What every rank draws its rounds from; the same on every rank.
+struct PlanShape {
+  int size;            // ranks
+  MPI_Count max_ints;  // largest message
+  int comms;           // communicators the calls are spread over
+  bool int_only;       // every side MPI_INT
+};
+
+// The communicators of the run, each holding every rank, by index. The plan names ranks as in
+// MPI_COMM_WORLD; each call translates them to its communicator's numbering.
+class Comms {
+ public:
+  Comms(int plain, bool asserted, int world_size) : size_(world_size) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    add(MPI_COMM_WORLD, "world", false);
+    if (plain >= 2) add(duplicate(MPI_COMM_WORLD), "duplicate", false);
+    if (plain >= 3) {
+      MPI_Comm reversed;
+      MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - 1 - rank, &reversed);
+      add(reversed, "reversed", true);
+    }
+    if (asserted) add(dup_asserting_device_only(MPI_COMM_WORLD), "device-only duplicate", false);
+  }
+  ~Comms() {
+    for (Entry& entry : entries_) {
+      if (entry.comm != MPI_COMM_WORLD) MPI_Comm_free(&entry.comm);
+    }
+  }
+  Comms(const Comms&) = delete;
+  Comms& operator=(const Comms&) = delete;
+
+  int count() const { return static_cast<int>(entries_.size()); }
+  MPI_Comm comm(int k) const { return entries_[static_cast<std::size_t>(k)].comm; }
+  const char* name(int k) const { return entries_[static_cast<std::size_t>(k)].name; }
+  // A world rank's number in communicator k, and back (the mapping is its own inverse).
+  int rank_in(int k, int world_rank) const {
+    return entries_[static_cast<std::size_t>(k)].reversed ? size_ - 1 - world_rank : world_rank;
+  }
+  int world_rank(int k, int rank) const { return rank_in(k, rank); }
+
+ private:
+  struct Entry {
+    MPI_Comm comm;
+    const char* name;
+    bool reversed;
+  };
+  static MPI_Comm duplicate(MPI_Comm comm) {
+    MPI_Comm copy;
+    MPI_Comm_dup(comm, &copy);
+    return copy;
+  }
+  void add(MPI_Comm comm, const char* name, bool reversed) {
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    entries_.push_back({comm, name, reversed});
+  }
+
+  int size_;
+  std::vector<Entry> entries_;
 };
 
 struct Send {
   int id;  // index in Round::sends
-  int src;
+  int src;  // world ranks
   int dst;
+  int comm;
   int tag;
-  MPI_Count n;
+  MPI_Count n;  // ints, a multiple of the layout's unit
   P2POp op;
   CallForm form;
   CountForm counts;
+  IntLayout layout;
 };
 
 // How a receive is made (in a sends-first round all but `posted` receive at once).
@@ -98,9 +175,11 @@ enum class Way { posted, blocking, probe_then_recv, iprobe_then_recv, mprobe, im
 constexpr const char* kWayNames[] = {"posted", "Recv", "Probe+Recv", "Iprobe+Recv", "Mprobe+Mrecv", "Improbe+Imrecv"};
 
 struct Receive {
-  int source;  // or MPI_ANY_SOURCE
+  int source;  // world rank, or MPI_ANY_SOURCE
+  int comm;
   int tag;     // or MPI_ANY_TAG
-  MPI_Count capacity;  // the largest message its class holds
+  MPI_Count capacity;  // the largest message its class holds, in ints (whole units are received)
+  IntLayout layout;
   Way way;
   CallForm form;  // `posted`: nonblocking or persistent; Mprobe's Mrecv: either; Improbe's: nonblocking;
                   // the others: blocking
@@ -113,8 +192,9 @@ struct Receive {
 // are in the receive space.
 struct Collective {
   int id;
+  int comm;
   bool bcast;
-  int root;
+  int root;  // world rank
   MPI_Count n;
   CallForm form;
   CountForm counts;
@@ -138,13 +218,16 @@ struct Round {
   std::vector<std::vector<int>> collective_steps;
   // A permutation round instead: rank r sends to shift[r] by Sendrecv(_replace).
   std::vector<int> shift;
+  int shift_comm = 0;
   bool replace = false;
   CountForm shift_counts = CountForm::narrow;
-  std::vector<MPI_Count> shift_sizes;  // per sender
+  std::vector<MPI_Count> shift_sizes;  // per sender, even (a whole number of units of any layout)
+  std::vector<IntLayout> shift_layouts;  // per rank: its send (Sendrecv_replace: its one) datatype
+  std::vector<IntLayout> shift_receive_layouts;  // per rank: Sendrecv's receive datatype
 };
 
 bool accepts(const Receive& r, const Send& s) {
-  return (r.source == MPI_ANY_SOURCE || r.source == s.src) && (r.tag == MPI_ANY_TAG || r.tag == s.tag);
+  return r.comm == s.comm && (r.source == MPI_ANY_SOURCE || r.source == s.src) && (r.tag == MPI_ANY_TAG || r.tag == s.tag);
 }
 
 P2POp draw_send_op(Draw& d, bool receives_first, bool ready_sends) {
@@ -160,15 +243,15 @@ CallForm draw_send_form(Draw& d, const Send& s, bool receives_first) {
   return d.coin() ? CallForm::nonblocking : CallForm::persistent;
 }
 
-void draw_receives(Draw& d, Round& round, int me) {
+void draw_receives(Draw& d, Round& round, int me, bool int_only) {
   // One way of matching per receiver and round: each class of receives then has exactly its
   // messages (see the file comment).
   const int matching = d.below(4);  // exact, any tag, any source, any of both
   std::vector<Receive> mine;
   for (const Send& s : round.sends) {
     if (s.dst != me) continue;
-    Receive r{(matching & 2) ? MPI_ANY_SOURCE : s.src, (matching & 1) ? MPI_ANY_TAG : s.tag, 0, Way::posted,
-              CallForm::nonblocking, d.counts()};
+    Receive r{(matching & 2) ? MPI_ANY_SOURCE : s.src, s.comm, (matching & 1) ? MPI_ANY_TAG : s.tag, 0,
+              d.layout(int_only), Way::posted, CallForm::nonblocking, d.counts()};
     if (round.receives_first) {
       r.form = d.coin() ? CallForm::nonblocking : CallForm::persistent;
     } else {
@@ -197,11 +280,12 @@ int steps_of(const Round& round, int me) {
 }
 
 // Drawn after everything else, so that a round's point-to-point plan does not depend on them.
-void draw_collectives(Draw& d, Round& round, int size, MPI_Count max_ints) {
+void draw_collectives(Draw& d, Round& round, const PlanShape& shape) {
+  const int size = shape.size;
   const int count = d.below(3);
   for (int k = 0; k < count; ++k) {
-    Collective c{k, d.coin(), d.below(size), std::min<MPI_Count>(d.size(max_ints), 4096), kCallForms[d.below(3)],
-                 d.counts(), d.coin(), d.coin()};
+    Collective c{k, d.below(shape.comms), d.coin(), d.below(size), std::min<MPI_Count>(d.size(shape.max_ints), 4096),
+                 kCallForms[d.below(3)], d.counts(), d.coin(), d.coin()};
     round.collectives.push_back(c);
   }
   for (int me = 0; me < size; ++me) {
@@ -212,7 +296,9 @@ void draw_collectives(Draw& d, Round& round, int size, MPI_Count max_ints) {
   }
 }
 
-Round draw_round(std::uint64_t seed, int number, int size, MPI_Count max_ints) {
+Round draw_round(std::uint64_t seed, int number, const PlanShape& shape) {
+  const int size = shape.size;
+  const MPI_Count max_ints = shape.max_ints;
   Draw d{std::mt19937_64(seed * 1000003ULL + static_cast<std::uint64_t>(number))};
   Round round;
   round.number = number;
@@ -220,10 +306,16 @@ Round draw_round(std::uint64_t seed, int number, int size, MPI_Count max_ints) {
     round.shift.resize(static_cast<std::size_t>(size));
     for (int r = 0; r < size; ++r) round.shift[static_cast<std::size_t>(r)] = r;
     d.shuffle(round.shift);
+    round.shift_comm = d.below(shape.comms);
     round.replace = d.coin();
     round.shift_counts = d.counts();
-    const MPI_Count common = d.size(max_ints);  // Sendrecv_replace: one count on every rank
-    for (int r = 0; r < size; ++r) round.shift_sizes.push_back(round.replace ? common : d.size(max_ints));
+    const auto even_size = [&] { return d.size(max_ints) / 2 * 2; };
+    const MPI_Count common = even_size();  // Sendrecv_replace: one count on every rank
+    for (int r = 0; r < size; ++r) {
+      round.shift_sizes.push_back(round.replace ? common : even_size());
+      round.shift_layouts.push_back(d.layout(shape.int_only));
+      round.shift_receive_layouts.push_back(d.layout(shape.int_only));
+    }
     return round;
   }
   round.receives_first = d.coin();
@@ -232,23 +324,25 @@ Round draw_round(std::uint64_t seed, int number, int size, MPI_Count max_ints) {
   for (int src = 0; src < size; ++src) {
     const int count = d.below(kMaxSendsPerRank + 1);
     for (int k = 0; k < count; ++k) {
-      Send s{static_cast<int>(round.sends.size()), src, d.below(size), d.below(kTags), d.size(max_ints),
-             P2POp::Send, CallForm::blocking, d.counts()};
+      Send s{static_cast<int>(round.sends.size()), src, d.below(size), d.below(shape.comms), d.below(kTags),
+             d.size(max_ints), P2POp::Send, CallForm::blocking, d.counts(), d.layout(shape.int_only)};
+      s.n -= s.n % unit_elements(s.layout);
       s.op = draw_send_op(d, round.receives_first, round.ready_sends);
       s.form = draw_send_form(d, s, round.receives_first);
       round.sends.push_back(s);
     }
   }
   round.receives.resize(static_cast<std::size_t>(size));
-  for (int me = 0; me < size; ++me) draw_receives(d, round, me);
-  draw_collectives(d, round, size, max_ints);
+  for (int me = 0; me < size; ++me) draw_receives(d, round, me, shape.int_only);
+  draw_collectives(d, round, shape);
   return round;
 }
 
 struct Job {
   Checker& checker;
   const SendReceiveSpaces& spaces;
-  MPI_Comm comm;
+  const Comms& comms;
+  const IntLayoutTypes& types;
   int rank;
   int size;
   std::uint64_t seed;
@@ -264,16 +358,20 @@ void trace_call(const Job& job, const Round& round, const std::string& what) {
   if (job.trace) std::fprintf(stderr, "trace: %s: %s\n", where(job, round).c_str(), what.c_str());
 }
 
-std::string describe(const Send& s) {
+// Ranks in the messages are world ranks; " on <communicator>" names where the call is made.
+std::string on(const Job& job, int comm) { return std::string(" on ") + job.comms.name(comm); }
+
+std::string describe(const Job& job, const Send& s) {
   return std::string(p2p_op_name(s.op)) + " " + call_form_name(s.form) + " " + form_name(s.counts) + " #" +
-         std::to_string(s.id) + " to " + std::to_string(s.dst) + " tag " + std::to_string(s.tag) + " n=" +
-         std::to_string(s.n);
+         std::to_string(s.id) + " to " + std::to_string(s.dst) + on(job, s.comm) + " tag " + std::to_string(s.tag) +
+         " n=" + std::to_string(s.n) + " as " + layout_name(s.layout);
 }
 
-std::string describe(const Receive& r, std::size_t k) {
+std::string describe(const Job& job, const Receive& r, std::size_t k) {
   return std::string("receive ") + std::to_string(k) + " (" + kWayNames[static_cast<int>(r.way)] + " " +
-         call_form_name(r.form) + " " + form_name(r.counts) + " source " + std::to_string(r.source) + " tag " +
-         std::to_string(r.tag) + " capacity " + std::to_string(r.capacity) + ")";
+         call_form_name(r.form) + " " + form_name(r.counts) + " source " + std::to_string(r.source) + on(job, r.comm) +
+         " tag " + std::to_string(r.tag) + " capacity " + std::to_string(r.capacity) + " as " + layout_name(r.layout) +
+         ")";
 }
 
 // The round's outstanding requests, completed together by the round's method.
@@ -368,8 +466,8 @@ class Collectives {
   std::string describe(const Collective& c) const {
     std::string what = c.bcast ? "bcast from " + std::to_string(c.root) : std::string("allreduce");
     what += c.outstanding ? " left outstanding" : std::string(" ") + call_form_name(c.form);
-    return what + " " + form_name(c.counts) + (c.in_place && !c.bcast ? " in place" : "") + " n=" +
-           std::to_string(c.n);
+    return what + on(job_, c.comm) + " " + form_name(c.counts) + (c.in_place && !c.bcast ? " in place" : "") +
+           " n=" + std::to_string(c.n);
   }
 
   void make(const Collective& c, Outstanding& outstanding) {
@@ -387,15 +485,17 @@ class Collectives {
     void* result = results_.back()->data();
     const void* input = in_place ? MPI_IN_PLACE : inputs_.back()->data();
     const bool large = c.counts == CountForm::large;
+    const MPI_Comm comm = job_.comms.comm(c.comm);
+    const int root = job_.comms.rank_in(c.comm, c.root);
     int rc = MPI_SUCCESS;
     if (c.outstanding) {
       Started started;
       if (c.bcast) {
-        rc = large ? MPI_Ibcast_c(result, c.n, MPI_INT, c.root, job_.comm, &started.request)
-                   : MPI_Ibcast(result, static_cast<int>(c.n), MPI_INT, c.root, job_.comm, &started.request);
+        rc = large ? MPI_Ibcast_c(result, c.n, MPI_INT, root, comm, &started.request)
+                   : MPI_Ibcast(result, static_cast<int>(c.n), MPI_INT, root, comm, &started.request);
       } else {
-        rc = large ? MPI_Iallreduce_c(input, result, c.n, MPI_INT, MPI_SUM, job_.comm, &started.request)
-                   : MPI_Iallreduce(input, result, static_cast<int>(c.n), MPI_INT, MPI_SUM, job_.comm, &started.request);
+        rc = large ? MPI_Iallreduce_c(input, result, c.n, MPI_INT, MPI_SUM, comm, &started.request)
+                   : MPI_Iallreduce(input, result, static_cast<int>(c.n), MPI_INT, MPI_SUM, comm, &started.request);
       }
       if (rc == MPI_SUCCESS) outstanding.add(started, -1);
     } else {
@@ -405,8 +505,8 @@ class Collectives {
       args.count = c.n;
       args.datatype = MPI_INT;
       args.op = MPI_SUM;
-      args.root = c.root;
-      args.comm = job_.comm;
+      args.root = root;
+      args.comm = comm;
       rc = invoke(c.bcast ? Coll::Bcast : Coll::Allreduce, c.form, c.counts, args, job_.size);
     }
     job_.checker.check(rc == MPI_SUCCESS, what + ": started (rc " + std::to_string(rc) + ")");
@@ -424,9 +524,12 @@ class Collectives {
 void make_receive(const Job& job, const Round& round, std::size_t k, Receive& r,
                   std::vector<std::unique_ptr<SpaceBuffer<int>>>& buffers, std::vector<MPI_Status>& statuses,
                   Outstanding& outstanding) {
-  const std::string what = where(job, round) + ": " + describe(r, k);
-  trace_call(job, round, describe(r, k));
-  int source = r.source, tag = r.tag;
+  const std::string what = where(job, round) + ": " + describe(job, r, k);
+  trace_call(job, round, describe(job, r, k));
+  const MPI_Comm comm = job.comms.comm(r.comm);
+  // In the communicator's numbering from here on.
+  int source = r.source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : job.comms.rank_in(r.comm, r.source);
+  int tag = r.tag;
   MPI_Message message = MPI_MESSAGE_NULL;
   if (r.way == Way::probe_then_recv || r.way == Way::iprobe_then_recv || r.way == Way::mprobe ||
       r.way == Way::improbe) {
@@ -434,10 +537,10 @@ void make_receive(const Job& job, const Round& round, std::size_t k, Receive& r,
     int rc = MPI_SUCCESS;
     for (int found = 0; rc == MPI_SUCCESS && !found;) {
       switch (r.way) {
-        case Way::probe_then_recv: rc = MPI_Probe(source, tag, job.comm, &probed), found = 1; break;
-        case Way::iprobe_then_recv: rc = MPI_Iprobe(source, tag, job.comm, &found, &probed); break;
-        case Way::mprobe: rc = MPI_Mprobe(source, tag, job.comm, &message, &probed), found = 1; break;
-        default: rc = MPI_Improbe(source, tag, job.comm, &found, &message, &probed); break;
+        case Way::probe_then_recv: rc = MPI_Probe(source, tag, comm, &probed), found = 1; break;
+        case Way::iprobe_then_recv: rc = MPI_Iprobe(source, tag, comm, &found, &probed); break;
+        case Way::mprobe: rc = MPI_Mprobe(source, tag, comm, &message, &probed), found = 1; break;
+        default: rc = MPI_Improbe(source, tag, comm, &found, &message, &probed); break;
       }
     }
     MPI_Count count = -1;
@@ -445,19 +548,20 @@ void make_receive(const Job& job, const Round& round, std::size_t k, Receive& r,
     job.checker.check(rc == MPI_SUCCESS && count >= 0 && count <= r.capacity,
                       what + ": probe (rc " + std::to_string(rc) + ", count " + std::to_string(count) + ")");
     if (rc != MPI_SUCCESS || count < 0 || count > r.capacity) return;
-    // The receive then names the probed envelope and is exactly as long as the message.
+    // The receive then names the probed envelope and holds the message in as few units as can.
     source = probed.MPI_SOURCE;
     tag = probed.MPI_TAG;
     r.capacity = count;
   }
-  buffers[k] = std::make_unique<SpaceBuffer<int>>(
-      *job.spaces.recv, std::vector<int>(static_cast<std::size_t>(r.capacity) + 1, kSentinel));
+  const MPI_Count units = units_for(r.layout, r.capacity);
+  buffers[k] = std::make_unique<SpaceBuffer<int>>(*job.spaces.recv, laid_out(r.layout, units, {}, kSentinel));
   P2PArgs args;
   args.recvbuf = buffers[k]->data();
-  args.count = r.capacity;
+  args.count = units;
+  args.datatype = job.types.of(r.layout);
   args.source = source;
   args.tag = tag;
-  args.comm = job.comm;
+  args.comm = comm;
   args.message = &message;
   const bool matched = r.way == Way::mprobe || r.way == Way::improbe;
   const Started started = start_p2p(matched ? P2POp::Mrecv : P2POp::Recv, r.form, r.counts, args, &statuses[k]);
@@ -472,10 +576,11 @@ void verify_receives(const Job& job, const Round& round, const std::vector<Recei
   std::vector<char> taken(round.sends.size(), 0);
   for (std::size_t k = 0; k < receives.size(); ++k) {
     const Receive& r = receives[k];
-    const std::string what = where(job, round) + ": " + describe(r, k);
+    const std::string what = where(job, round) + ": " + describe(job, r, k);
     if (!buffers[k]) continue;  // its probe failed, already counted
     const MPI_Status& status = statuses[k];
-    const int source = r.source == MPI_ANY_SOURCE ? status.MPI_SOURCE : r.source;
+    const int status_source = job.comms.world_rank(r.comm, status.MPI_SOURCE);
+    const int source = r.source == MPI_ANY_SOURCE ? status_source : r.source;
     const Send* due = nullptr;
     for (const Send& s : round.sends) {
       if (!taken[static_cast<std::size_t>(s.id)] && s.dst == job.rank && s.src == source && accepts(r, s)) {
@@ -484,23 +589,30 @@ void verify_receives(const Job& job, const Round& round, const std::vector<Recei
       }
     }
     if (due == nullptr) {
-      job.checker.check(false, what + ": status names source " + std::to_string(status.MPI_SOURCE) +
+      job.checker.check(false, what + ": status names source " + std::to_string(status_source) +
                                    ", which has no message left for it");
       continue;
     }
     taken[static_cast<std::size_t>(due->id)] = 1;
-    MPI_Count count = -1;
-    MPI_Get_count_c(&status, MPI_INT, &count);
-    job.checker.check(status.MPI_SOURCE == due->src && status.MPI_TAG == due->tag && count == due->n,
+    // Counts in the receive's datatype: the ints received, and whole units or MPI_UNDEFINED.
+    const MPI_Datatype type = job.types.of(r.layout);
+    const int unit = unit_elements(r.layout);
+    const MPI_Count units = due->n % unit == 0 ? due->n / unit : MPI_UNDEFINED;
+    MPI_Count count = -2, elements = -2;
+    MPI_Get_count_c(&status, type, &count);
+    MPI_Get_elements_c(&status, type, &elements);
+    job.checker.check(status_source == due->src && status.MPI_TAG == due->tag && count == units &&
+                          elements == due->n,
                       what + ": status (expected source " + std::to_string(due->src) + " tag " +
-                          std::to_string(due->tag) + " count " + std::to_string(due->n) + ", got " +
-                          std::to_string(status.MPI_SOURCE) + " " + std::to_string(status.MPI_TAG) + " " +
-                          std::to_string(count) + ")");
-    std::vector<int> expected = payload_of(due->id, due->n);
-    expected.resize(static_cast<std::size_t>(r.capacity) + 1, kSentinel);
+                          std::to_string(due->tag) + " count " + std::to_string(units) + " elements " +
+                          std::to_string(due->n) + ", got " + std::to_string(status_source) + " " +
+                          std::to_string(status.MPI_TAG) + " " + std::to_string(count) + " " +
+                          std::to_string(elements) + ")");
+    const std::vector<int> expected =
+        laid_out(r.layout, units_for(r.layout, r.capacity), payload_of(due->id, due->n), kSentinel);
     const std::vector<int> got = buffers[k]->download();
-    job.checker.expect_equal(what + ": data of " + describe(*due) + " from " + std::to_string(due->src), MPI_SUCCESS,
-                             got.data(), expected.data(), expected.size());
+    job.checker.expect_equal(what + ": data of " + describe(job, *due) + " from " + std::to_string(due->src),
+                             MPI_SUCCESS, got.data(), expected.data(), expected.size());
   }
 }
 
@@ -524,16 +636,19 @@ void run_exchange(const Job& job, const Round& round) {
     for (const Send& s : round.sends) {
       if (s.src != job.rank) continue;
       if (round.receives_first) collectives.before_step(step++, outstanding);
-      trace_call(job, round, describe(s));
-      send_buffers.push_back(std::make_unique<SpaceBuffer<int>>(*job.spaces.send, payload_of(s.id, s.n)));
+      trace_call(job, round, describe(job, s));
+      const MPI_Count units = s.n / unit_elements(s.layout);
+      send_buffers.push_back(std::make_unique<SpaceBuffer<int>>(
+          *job.spaces.send, laid_out(s.layout, units, payload_of(s.id, s.n), kGapFill)));
       P2PArgs args;
       args.sendbuf = send_buffers.back()->data();
-      args.count = s.n;
-      args.dest = s.dst;
+      args.count = units;
+      args.datatype = job.types.of(s.layout);
+      args.dest = job.comms.rank_in(s.comm, s.dst);
       args.tag = s.tag;
-      args.comm = job.comm;
+      args.comm = job.comms.comm(s.comm);
       const Started started = start_p2p(s.op, s.form, s.counts, args, nullptr);
-      job.checker.check(started.rc == MPI_SUCCESS, where(job, round) + ": " + describe(s) + ": started (rc " +
+      job.checker.check(started.rc == MPI_SUCCESS, where(job, round) + ": " + describe(job, s) + ": started (rc " +
                                                        std::to_string(started.rc) + ")");
       if (started.rc == MPI_SUCCESS && s.form != CallForm::blocking) outstanding.add(started, -1);
     }
@@ -541,7 +656,7 @@ void run_exchange(const Job& job, const Round& round) {
   };
   if (round.receives_first) {
     make_receives();
-    if (round.ready_sends) MPI_Barrier(job.comm);
+    if (round.ready_sends) MPI_Barrier(MPI_COMM_WORLD);
     make_sends();
   } else {
     make_sends();
@@ -562,38 +677,51 @@ void run_shift(const Job& job, const Round& round) {
   const MPI_Count n_out = round.shift_sizes[static_cast<std::size_t>(job.rank)];
   const MPI_Count n_in = round.shift_sizes[static_cast<std::size_t>(from)];
   const int tag = round.number % kTags;
+  // Sendrecv_replace sends and receives with one datatype; the sizes are even, whole units of any.
+  const IntLayout send_layout = round.shift_layouts[static_cast<std::size_t>(job.rank)];
+  const IntLayout receive_layout =
+      round.replace ? send_layout : round.shift_receive_layouts[static_cast<std::size_t>(job.rank)];
   const std::string what = where(job, round) + ": " + (round.replace ? "Sendrecv_replace " : "Sendrecv ") +
                            form_name(round.shift_counts) + " to " + std::to_string(to) + " from " +
-                           std::to_string(from) + " n=" + std::to_string(n_out) + "/" + std::to_string(n_in);
+                           std::to_string(from) + on(job, round.shift_comm) + " n=" + std::to_string(n_out) + "/" +
+                           std::to_string(n_in) + " as " + layout_name(send_layout) + "/" +
+                           layout_name(receive_layout);
   trace_call(job, round, what);
-  const MPI_Count capacity = std::max(n_out, n_in);
-  std::vector<int> initial = payload_of(job.rank, n_out);
-  initial.resize(static_cast<std::size_t>(capacity) + 1, kSentinel);
-  auto out = std::make_unique<SpaceBuffer<int>>(round.replace ? *job.spaces.recv : *job.spaces.send, initial);
-  auto in = std::make_unique<SpaceBuffer<int>>(
-      *job.spaces.recv, std::vector<int>(static_cast<std::size_t>(capacity) + 1, kSentinel));
+  const MPI_Count send_units = n_out / unit_elements(send_layout);
+  const MPI_Count receive_units = units_for(receive_layout, std::max(n_out, n_in));
+  auto out = std::make_unique<SpaceBuffer<int>>(
+      round.replace ? *job.spaces.recv : *job.spaces.send,
+      laid_out(send_layout, send_units, payload_of(job.rank, n_out), round.replace ? kSentinel : kGapFill));
+  auto in = std::make_unique<SpaceBuffer<int>>(*job.spaces.recv,
+                                               laid_out(receive_layout, receive_units, {}, kSentinel));
   P2PArgs args;
   args.sendbuf = out->data();
-  args.sendcount = n_out;
-  args.dest = to;
+  args.sendcount = send_units;
+  args.sendtype = job.types.of(send_layout);
+  args.dest = job.comms.rank_in(round.shift_comm, to);
   args.sendtag = tag;
   args.recvbuf = round.replace ? out->data() : in->data();
-  args.recvcount = capacity;
-  args.source = from;
+  args.recvcount = receive_units;
+  args.recvtype = job.types.of(receive_layout);
+  args.source = job.comms.rank_in(round.shift_comm, from);
   args.recvtag = tag;
-  args.count = n_out;  // Sendrecv_replace: the one count
-  args.comm = job.comm;
+  args.count = send_units;  // Sendrecv_replace: the one count and datatype
+  args.datatype = job.types.of(send_layout);
+  args.comm = job.comms.comm(round.shift_comm);
   MPI_Status status;
   const Started started = start_p2p(round.replace ? P2POp::Sendrecv_replace : P2POp::Sendrecv,
                                     CallForm::blocking, round.shift_counts, args, &status);
-  MPI_Count count = -1;
-  MPI_Get_count_c(&status, MPI_INT, &count);
-  job.checker.check(started.rc == MPI_SUCCESS && status.MPI_SOURCE == from && status.MPI_TAG == tag && count == n_in,
-                    what + ": status (rc " + std::to_string(started.rc) + ", source " +
-                        std::to_string(status.MPI_SOURCE) + " tag " + std::to_string(status.MPI_TAG) + " count " +
-                        std::to_string(count) + ")");
-  std::vector<int> expected = payload_of(from, n_in);
-  expected.resize(static_cast<std::size_t>(capacity) + 1, kSentinel);
+  MPI_Count count = -2, elements = -2;
+  MPI_Get_count_c(&status, job.types.of(receive_layout), &count);
+  MPI_Get_elements_c(&status, job.types.of(receive_layout), &elements);
+  const int status_source = job.comms.world_rank(round.shift_comm, status.MPI_SOURCE);
+  job.checker.check(started.rc == MPI_SUCCESS && status_source == from && status.MPI_TAG == tag &&
+                        count == n_in / unit_elements(receive_layout) && elements == n_in,
+                    what + ": status (rc " + std::to_string(started.rc) + ", source " + std::to_string(status_source) +
+                        " tag " + std::to_string(status.MPI_TAG) + " count " + std::to_string(count) + " elements " +
+                        std::to_string(elements) + ")");
+  const std::vector<int> expected = laid_out(receive_layout, round.replace ? send_units : receive_units,
+                                             payload_of(from, n_in), kSentinel);
   const std::vector<int> got = (round.replace ? out : in)->download();
   job.checker.expect_equal(what + ": data", started.rc, got.data(), expected.data(), expected.size());
 }
@@ -618,10 +746,18 @@ int main(int argc, char** argv) {
       Checker checker;
       // Room for every buffered send a rank makes in one round at the largest size.
       const BsendSpace bsend_space(max_ints * 4, kMaxSendsPerRank);
-      const Job job{checker, spaces, MPI_COMM_WORLD, rank, size, seed,
-                    std::getenv("MCRP_TEST_TRACE") != nullptr};
+      // The device-only duplicate only where both sides are device memory, as its assertion says.
+      const bool host_side = spaces.send_name == "host" || spaces.recv_name == "host";
+      const bool asserted = flag(argc, argv, "--asserted-comm") && !host_side;
+      if (rank == 0 && asserted != flag(argc, argv, "--asserted-comm")) {
+        std::printf("note: --asserted-comm left out: a side is host memory\n");
+      }
+      const Comms comms(std::clamp(std::atoi(option(argc, argv, "--comms", "3").c_str()), 1, 3), asserted, size);
+      const IntLayoutTypes types;
+      const PlanShape shape{size, max_ints, comms.count(), flag(argc, argv, "--int-only")};
+      const Job job{checker, spaces, comms, types, rank, size, seed, std::getenv("MCRP_TEST_TRACE") != nullptr};
       for (int number = only >= 0 ? only : 0; number < (only >= 0 ? only + 1 : rounds); ++number) {
-        const Round round = draw_round(seed, number, size, max_ints);
+        const Round round = draw_round(seed, number, shape);
         if (round.shift.empty()) run_exchange(job, round);
         else run_shift(job, round);
         // Every receive of this round is complete everywhere before the next round sends: its
