@@ -36,7 +36,8 @@ asan_tests=(
   'async_device\.(p2p_asserted\.small_chunks\.np3|collectives\.nccl\.np2)' 'stream_order\.p2p\.async\.np3'
   'freed_handles\.fake_device\.pipelined\.np3' 'fake_nccl\.freed_handles\.asserted\.np2'
   'p2p\.assertion_agreement\.(all|mixed)_cuda\.np3'
-  'p2p_random\.(asserted\.np3|fake_device\.np3)' 'fake_nccl\.p2p_random\.asserted\.np3'
+  'p2p_random\.(asserted\.np3|fake_device\.np3|fake_device\.asserted_comm\.np3)'
+  'fake_nccl\.p2p_random\.(asserted|asserted_comm)\.np3'
 )
 tsan_tests=(
   'thread_stress\.fake-device\.np2' 'thread_stress\.host\.np3' 'fake_nccl\.thread_stress\.np[23]' 'p2p\.asserted\.np2'
