@@ -42,8 +42,8 @@ class MpiProgress final : public device::ProgressHook {
   unsigned polls_ = 0;
 };
 
-// Drives the base MPI's progress once: a probe of MPI_COMM_WORLD (runtime/self_comm.h says why not
-// of a communicator of the library's own).
+// Drives the base MPI's progress once: a probe of the library's duplicate of MPI_COMM_WORLD
+// (progress_probe_comm in runtime/self_comm.h says why that communicator).
 void drive_mpi_progress();
 
 // Everything the library advances without being asked by one request: NCCL communicators being set
