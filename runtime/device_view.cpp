@@ -96,15 +96,12 @@ Status DeviceView::finish(const BufferSide& side, cudaStream_t stream, device::P
                                 "cudaMemcpyAsync (from the NCCL communicator's device)"));
     return device::wait_stream(stream, progress);
   }
-  // Only what was delivered is unpacked, the unit it ends in completed with the image's own values:
-  // whole blocks would write the scratch's bytes beyond over the user's.
+  // Only what was delivered is unpacked (pack_blocks stops with it): whole blocks would write the
+  // scratch's bytes beyond over the user's.
   const std::size_t arrived = std::min(delivered, end());
   MCRP_TRY(device::copy_async(host_packed_.data(), scratch_.data(), arrived, stream, "cudaMemcpyAsync (unpack)"));
   MCRP_TRY(device::wait_stream(stream, progress));
-  char* image_base = host_span_.data() - span_.lo;
-  std::size_t packed_size = arrived;
-  MCRP_TRY(complete_partial_unit(side, size_, image_base, host_packed_.data(), arrived, &packed_size));
-  MCRP_TRY(pack_blocks(side, image_base, host_packed_.data(), packed_size, true));
+  MCRP_TRY(pack_blocks(side, host_span_.data() - span_.lo, host_packed_.data(), arrived, true));
   MCRP_TRY(device::copy_async(side.base + span_.lo, host_span_.data(), span_.bytes(), stream, "cudaMemcpyAsync (unpack)"));
   return device::wait_stream(stream, progress);
 }

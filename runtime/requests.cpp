@@ -147,8 +147,8 @@ int poll(void* state, MPI_Status*) {
 }
 
 // MPICH requires a wait function (it rejects a null one) and calls it from MPI_Wait* for requests of
-// this kind. It returns once every op given has completed, polling them and driving the base MPI's
-// progress in between; the ops complete on their own (GPU events, inner base-MPI requests they test
+// this kind. It returns once every op given has completed, polling them (each poll drives the base
+// MPI's progress); the ops complete on their own (GPU events, inner base-MPI requests they test
 // themselves), so waiting for all of them cannot block on the caller.
 int wait_all(int count, void** states, double, MPI_Status* status) {
   for (;;) {
@@ -158,7 +158,6 @@ int wait_all(int count, void** states, double, MPI_Status* status) {
       all_done = all_done && from_state(states[i])->finished.load(std::memory_order_acquire);
     }
     if (all_done) return MPI_SUCCESS;
-    drive_mpi_progress();
   }
 }
 

@@ -43,6 +43,7 @@
 #include "tests/mpi/bsend_space.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/comm_position.h"
 #include "tests/mpi/device_only_comm.h"
 #include "tests/mpi/int_layouts.h"
 #include "tests/mpi/memory_spaces.h"
@@ -108,14 +109,13 @@ struct PlanShape {
 // MPI_COMM_WORLD; each call translates them to its communicator's numbering.
 class Comms {
  public:
-  Comms(int plain, bool asserted, int world_size) : size_(world_size) {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // The first `count` (1-3) of world, duplicate, reversed; `asserted` adds the device-only duplicate.
+  Comms(int count, bool asserted) : size_(size_of(MPI_COMM_WORLD)) {
     add(MPI_COMM_WORLD, "world", false);
-    if (plain >= 2) add(duplicate(MPI_COMM_WORLD), "duplicate", false);
-    if (plain >= 3) {
+    if (count >= 2) add(duplicate(MPI_COMM_WORLD), "duplicate", false);
+    if (count >= 3) {
       MPI_Comm reversed;
-      MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - 1 - rank, &reversed);
+      MPI_Comm_split(MPI_COMM_WORLD, 0, size_ - 1 - rank_of(MPI_COMM_WORLD), &reversed);
       add(reversed, "reversed", true);
     }
     if (asserted) add(dup_asserting_device_only(MPI_COMM_WORLD), "device-only duplicate", false);
@@ -752,7 +752,7 @@ int main(int argc, char** argv) {
       if (rank == 0 && asserted != flag(argc, argv, "--asserted-comm")) {
         std::printf("note: --asserted-comm left out: a side is host memory\n");
       }
-      const Comms comms(std::clamp(std::atoi(option(argc, argv, "--comms", "3").c_str()), 1, 3), asserted, size);
+      const Comms comms(std::clamp(std::atoi(option(argc, argv, "--comms", "3").c_str()), 1, 3), asserted);
       const IntLayoutTypes types;
       const PlanShape shape{size, max_ints, comms.count(), flag(argc, argv, "--int-only")};
       const Job job{checker, spaces, comms, types, rank, size, seed, std::getenv("MCRP_TEST_TRACE") != nullptr};
