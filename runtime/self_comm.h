@@ -18,7 +18,7 @@ MPI_Comm library_self_comm();
 // MPICH 4.0.2 (ch4:ucx) answers a probe of a one-process communicator without advancing its
 // network module, so a message this rank sent before it waited, above the eager size, never left
 // while it waited (a peer waiting for that message before joining the library's collective: a
-// hang; 1 KB went, 3 KB did not; test_progress_while_waiting). Not MPI_COMM_WORLD itself either,
+// hang; 4,000 bytes went, 12,000 did not; test_progress_while_waiting). Not MPI_COMM_WORLD itself either,
 // but for a program whose MPI_Init the library did not see: a probe that finds a message there
 // returns without running progress. In a Sessions-only program none: MPICH 4.0.2
 // sets up its network module at the first communicator of several processes, and any progress
