@@ -59,17 +59,36 @@ CopyQueue& copy_queue() {
   return *instance;
 }
 
-// Writes queued on the application's legacy default stream, in issue order. `queued` is read
+// Writes queued on the application's legacy default stream, in issue order. `outstanding` is read
 // without the lock: ordering after an idle legacy stream costs one load, as with real CUDA.
 struct LegacyStream {
-  std::mutex mutex;
+  std::mutex mutex;  // guards `pending`
+  // Held while taken writes run, so that a flush returns only once every write queued before it is
+  // done (or, with asynchronous copies, queued ahead of later copies), also when another thread
+  // took them: a flush that found the queue emptied by a thread still running its writes returned
+  // at once, and the library's copy that followed was overwritten by the late write (the helper
+  // thread of runtime/progress_thread.h starting a transfer beside the program's thread).
+  std::mutex flushing;
   std::deque<std::function<void()>> pending;
-  std::atomic<std::size_t> queued{0};
+  std::atomic<std::size_t> outstanding{0};  // writes queued or still running
 
-  std::deque<std::function<void()>> take() {
+  void push(std::function<void()> write) {
     std::lock_guard<std::mutex> lock(mutex);
-    queued.store(0, std::memory_order_release);
-    return std::exchange(pending, {});
+    pending.push_back(std::move(write));
+    outstanding.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+  template <class Run>
+  void flush(Run run) {
+    if (outstanding.load(std::memory_order_acquire) == 0) return;
+    std::lock_guard<std::mutex> serial(flushing);
+    std::deque<std::function<void()>> writes;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      writes = std::exchange(pending, {});
+    }
+    for (std::function<void()>& write : writes) run(write);
+    outstanding.fetch_sub(writes.size(), std::memory_order_acq_rel);
   }
 };
 
@@ -238,22 +257,17 @@ void fake_pageable_copy_waits_hooked(const void* to, const void* from, cudaStrea
 }
 
 void fake_order_after_legacy() {
-  LegacyStream& legacy = legacy_stream();
-  if (legacy.queued.load(std::memory_order_acquire) == 0) return;
-  for (std::function<void()>& write : legacy.take()) fake_copy(nullptr, std::move(write));
+  legacy_stream().flush([](std::function<void()>& write) { fake_copy(nullptr, std::move(write)); });
 }
 
 void fake_legacy_write(void* to, const void* from, std::size_t bytes) {
   if (bytes == 0) return;
   std::vector<char> values(static_cast<const char*>(from), static_cast<const char*>(from) + bytes);
-  LegacyStream& legacy = legacy_stream();
-  std::lock_guard<std::mutex> lock(legacy.mutex);
-  legacy.pending.emplace_back([to, values = std::move(values)] { std::memcpy(to, values.data(), values.size()); });
-  legacy.queued.store(legacy.pending.size(), std::memory_order_release);
+  legacy_stream().push([to, values = std::move(values)] { std::memcpy(to, values.data(), values.size()); });
 }
 
 void fake_legacy_synchronize() {
-  for (std::function<void()>& write : legacy_stream().take()) write();
+  legacy_stream().flush([](std::function<void()>& write) { write(); });
 }
 
 // AddressSanitizer's heap is mapped apart from the brk heap already, and keeps its redzones. GCC

@@ -15,6 +15,7 @@
 #include "runtime/lifecycle.h"
 #include "runtime/memory_alloc_kinds.h"
 #include "runtime/nccl_teardown.h"
+#include "runtime/progress_thread.h"
 #include "runtime/requests.h"
 #include "runtime/self_comm.h"
 
@@ -31,19 +32,25 @@ void after_init() {
 
 extern "C" {
 
+// The base MPI may be asked for more threading than the program asked for (runtime/progress_thread.h);
+// the program is told what it asked for, as a plain MPI tells it.
 int MPI_Init(int* argc, char*** argv) {
-  const int rc = PMPI_Init(argc, argv);
+  int provided = MPI_THREAD_SINGLE;
+  const int rc = mcrp::init_base_mpi(argc, argv, nullptr, &provided);
   if (rc == MPI_SUCCESS) after_init();
   return rc;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  const int rc = mcrp::init_base_mpi(argc, argv, &required, provided);
   if (rc == MPI_SUCCESS) after_init();
   return rc;
 }
 
+int MPI_Query_thread(int* provided) { return mcrp::query_thread_level(provided); }
+
 int MPI_Finalize(void) {
+  mcrp::stop_progress_thread();  // first: it calls MPI
   // First, while the protocol engines run (finish_p2p stops them): operations the application freed
   // while active complete now, since nothing after MPI_Finalize could deliver them.
   mcrp::finish_freed_requests();

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "env/seconds.h"
 
@@ -13,6 +14,24 @@ bool flag(const char* name) {
   return value != nullptr && value[0] != '\0' && value[0] != '0';
 }
 
+bool is_set(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] != '\0';
+}
+
+// The variable's flag where it is set, else `otherwise`.
+bool flag_or(const char* name, bool otherwise) { return is_set(name) ? flag(name) : otherwise; }
+
+Config::ProgressThread progress_thread_setting() {
+  const char* value = std::getenv("MCRPMPI_PROGRESS_THREAD");
+  const std::string text = value != nullptr ? value : "";
+  if (text.empty() || text == "auto") return Config::ProgressThread::automatic;
+  if (text == "0") return Config::ProgressThread::off;
+  if (text == "1") return Config::ProgressThread::always;
+  std::fprintf(stderr, "mcrpmpi: ignoring MCRPMPI_PROGRESS_THREAD=%s (0, 1 or auto); using auto\n", value);
+  return Config::ProgressThread::automatic;
+}
+
 Config read_config() {
   Config c;
   c.debug = flag("MCRPMPI_DEBUG");
@@ -22,12 +41,10 @@ Config read_config() {
   c.show_base_mpi = flag("MCRPMPI_SHOW_BASE_MPI") || c.debug;
   c.p2p_device_only = flag("MCRPMPI_P2P_DEVICE_ONLY");
   // On unless set to 0: blocking communicators cost what raw NCCL costs (the H200, 2026-11-27).
-  const char* inline_launch = std::getenv("MCRPMPI_NCCL_INLINE_LAUNCH");
-  c.nccl_inline_launch_asked = inline_launch != nullptr && inline_launch[0] != '\0';
-  c.nccl_inline_launch = !c.nccl_inline_launch_asked || flag("MCRPMPI_NCCL_INLINE_LAUNCH");
-  const char* polling = std::getenv("MCRPMPI_POLLING_COLLECTIVES");
-  c.polling_collectives = polling != nullptr && polling[0] != '\0' ? flag("MCRPMPI_POLLING_COLLECTIVES")
-                                                                    : c.p2p_device_only;
+  c.nccl_inline_launch_asked = is_set("MCRPMPI_NCCL_INLINE_LAUNCH");
+  c.nccl_inline_launch = flag_or("MCRPMPI_NCCL_INLINE_LAUNCH", true);
+  c.polling_collectives = flag_or("MCRPMPI_POLLING_COLLECTIVES", c.p2p_device_only);
+  c.progress_thread = progress_thread_setting();
   const env::SecondsSetting timeout = env::seconds_from_env("MCRPMPI_NCCL_TIMEOUT");
   if (timeout.seconds) c.nccl_timeout_s = *timeout.seconds;
   if (!timeout.problem.empty()) std::fprintf(stderr, "mcrpmpi: %s; using %g s\n", timeout.problem.c_str(), c.nccl_timeout_s);

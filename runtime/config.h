@@ -27,6 +27,12 @@ struct Config {
   // base MPI while a peer waits for its point-to-point protocol's answer (p2p/engine.h). Read from
   // the environment, so the same on every rank: blocking and nonblocking collectives never match.
   bool polling_collectives = false;
+  // MCRPMPI_PROGRESS_THREAD: when a helper thread advances the point-to-point protocol while the
+  // program does not (runtime/progress_thread.h). `automatic` (unset or "auto"): where the program
+  // runs MPI at MPI_THREAD_MULTIPLE; `always` ("1"): MPI_Init also asks the base MPI for that level
+  // in a process with CUDA; `off` ("0").
+  enum class ProgressThread { off, automatic, always };
+  ProgressThread progress_thread = ProgressThread::automatic;
 };
 
 const Config& config();

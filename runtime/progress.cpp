@@ -9,6 +9,7 @@
 #include "runtime/config.h"
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_comm.h"
+#include "runtime/progress_thread.h"
 #include "runtime/requests.h"
 #include "runtime/self_comm.h"
 
@@ -33,6 +34,7 @@ void register_background_work(void (*advance)(), const std::atomic<int>* pending
   if (n >= kMaxBackgroundWork) return;
   g_background[n] = BackgroundWork{advance, pending};
   g_background_count.store(n + 1, std::memory_order_release);
+  start_progress_thread();  // so that the work advances also while the program does not
 }
 
 bool background_work_pending() {
@@ -48,6 +50,7 @@ void advance_background_work() {
 }
 
 void advance_library() {
+  note_advance();
   advance_nccl_comms();
   advance_live_requests();
   const int n = g_background_count.load(std::memory_order_acquire);

@@ -94,8 +94,9 @@ mcrpmpi_add_fake_nccl_test(p2p_asserted NBCOMM RANKS 2 3 ENV MCRPMPI_P2P_DEVICE_
 # Random traffic (tests/mpi/test_p2p_random.cpp) with its collectives on the NCCL path: staged
 # point-to-point beside them, then through the device-only protocol (groups proposed, rejected and
 # accepted in orders no fixed case makes; every payload by rendezvous in the last), and both at once
-# (a duplicate asserted by the info key among staged communicators, with the polling collectives
-# such programs are told to set).
+# (a duplicate asserted by the info key among staged communicators, with the polling collectives,
+# and without them: the helper thread of runtime/progress_thread.h then answers for a rank in a
+# barrier).
 mcrpmpi_add_fake_nccl_test(p2p_random RANKS 2 3 TIMEOUT 120 COMMAND $<TARGET_FILE:test_p2p_random_linked> --space fake-device)
 mcrpmpi_add_fake_nccl_test(p2p_random.asserted NBCOMM RANKS 2 3 4 TIMEOUT 120
                            ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl
@@ -103,9 +104,17 @@ mcrpmpi_add_fake_nccl_test(p2p_random.asserted NBCOMM RANKS 2 3 4 TIMEOUT 120
 mcrpmpi_add_fake_nccl_test(p2p_random.asserted_comm RANKS 2 3 TIMEOUT 120
                            ENV MCRPMPI_P2P_CHANNEL=nccl MCRPMPI_POLLING_COLLECTIVES=1
                            COMMAND $<TARGET_FILE:test_p2p_random_linked> --space fake-device --asserted-comm)
+mcrpmpi_add_fake_nccl_test(p2p_random.asserted_comm.helper RANKS 3 TIMEOUT 120
+                           ENV MCRPMPI_P2P_CHANNEL=nccl MCRPMPI_PROGRESS_THREAD=1
+                           COMMAND $<TARGET_FILE:test_p2p_random_linked> --space fake-device --asserted-comm --seed 29)
 mcrpmpi_add_fake_nccl_test(p2p_random.asserted.rendezvous_only RANKS 3 TIMEOUT 120
                            ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl MCRPMPI_P2P_EAGER_LIMIT=0
                            COMMAND $<TARGET_FILE:test_p2p_random_linked> --space fake-device --seed 13)
+# A rank blocked inside the base MPI or computing while its peer waits for the device-only protocol
+# on a communicator asserted by the info key: the library's helper thread answers for it
+# (test_blocked_elsewhere.cpp; both hung without it).
+mcrpmpi_add_fake_nccl_test(blocked_elsewhere NBCOMM RANKS 2 3 TIMEOUT 60 ENV MCRPMPI_P2P_CHANNEL=nccl
+                           COMMAND $<TARGET_FILE:test_blocked_elsewhere_linked> --space fake-device --init multiple)
 # The NCCL path's wait keeps the base MPI's own rendezvous sends moving (test_progress_while_waiting.cpp).
 mcrpmpi_add_fake_nccl_test(progress_while_waiting NBCOMM RANKS 2 3 TIMEOUT 60
                            COMMAND $<TARGET_FILE:test_progress_while_waiting_linked> --space fake-device)

@@ -1,7 +1,8 @@
 """Point-to-point through mpi4py on every array kind (issue 10): Send/Recv, Isend/Irecv, Sendrecv,
 Sendrecv_replace, Probe then receive by the probed size, persistent Send_init/Recv_init, the
 lowercase (pickle) send/recv of objects holding arrays, in a ring, checked against NumPy
-references; the error of a truncated receive in Waitall; then Disconnect with a freed send and an inactive persistent request. mpi4py 4 calls the large-count symbols (MPI_Send_c, ...), so those are exercised.
+references; the error of a truncated receive in Waitall; then Disconnect with a freed send and an inactive persistent request;
+then a rank blocked in Barrier while its peer waits for it on a communicator asserted device-only. mpi4py 4 calls the large-count symbols (MPI_Send_c, ...), so those are exercised.
 
     mpiexec -n 3 python p2p_buffers.py [--backend numpy|cupy|torch|fake] [--sizes 0,1,1024]
 """
@@ -184,6 +185,47 @@ def disconnect(MPI, be, check):
     check.true("Free after Disconnect", request == MPI.REQUEST_NULL)
 
 
+def blocked_elsewhere(MPI, be, check):
+    """A rank that starts a send or a receive on a communicator asserted device-only (the info key,
+    as mpi4py programs assert it: comm.Dup(info)) and then blocks in comm.Barrier() on COMM_WORLD,
+    while its peer waits in Recv or Send: MPI says the peer's call completes. The library's helper
+    thread answers for the blocked rank (README, "Device-only communicators"; mpi4py asks for
+    MPI_THREAD_MULTIPLE); before it both ranks hung. Device arrays with the library only."""
+    world = MPI.COMM_WORLD
+    rank, size = world.Get_rank(), world.Get_size()
+    if not be.on_device or not library_loaded() or size < 2:
+        return
+    info = MPI.Info.Create()
+    info.Set("mpi_assert_memory_alloc_kinds", "cuda:device")
+    comm = world.Dup(info)
+    info.Free()
+    n = 262144
+    message = deterministic_data(0, n, "int32", salt=3)
+    for blocked_sends in (True, False):
+        for blocked in (0, 1):
+            waiting = 1 - blocked
+            label = f"[blocked {'sender' if blocked_sends else 'receiver'} rank {blocked} ranks={size}]"
+            sends = (rank == blocked) == blocked_sends
+            buf = be.from_numpy(message) if sends else be.full(n, "int32", SENTINEL)
+            be.synchronize()
+            peer = waiting if rank == blocked else blocked
+            if rank == blocked:
+                request = (comm.Isend if sends else comm.Irecv)([buf, n, MPI.INT], peer, 6)
+                world.Barrier()
+                request.Wait()
+            elif rank == waiting:
+                if sends:
+                    comm.Send([buf, n, MPI.INT], dest=peer, tag=6)
+                else:
+                    comm.Recv([buf, n, MPI.INT], source=peer, tag=6)
+                world.Barrier()
+            else:
+                world.Barrier()
+            if rank in (blocked, waiting) and not sends:
+                check.equal(f"message received while its peer was in Barrier {label}", be.to_numpy(buf), message)
+    comm.Free()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", default="numpy")
@@ -197,6 +239,7 @@ def main():
     run(MPI, comm, be, check, [int(s) for s in args.sizes.split(",")], args.dtypes.split(","))
     truncation_in_waitall(MPI, comm, be, check)
     disconnect(MPI, be, check)
+    blocked_elsewhere(MPI, be, check)
     sys.exit(check.finish())
 
 

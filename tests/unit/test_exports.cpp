@@ -91,7 +91,7 @@ std::vector<std::string> p2p_entry_points() {
 
 const char* const kLifecycleEntryPoints[] = {
     "MPI_Init",           "MPI_Init_thread",         "MPI_Finalize",          "MPI_Comm_free",
-    "MPI_Comm_disconnect", "MPIX_Query_cuda_support", "MPIX_GPU_query_support",
+    "MPI_Comm_disconnect", "MPIX_Query_cuda_support", "MPIX_GPU_query_support", "MPI_Query_thread",
     "MPI_Start",          "MPI_Startall",            "MPI_Request_free",      "MPI_Testall",
     "MPI_Wait",           "MPI_Waitall",             "MPI_Waitany",           "MPI_Waitsome",
     "MPI_Test",           "MPI_Testany",             "MPI_Testsome",          "MPI_Request_get_status",
