@@ -45,6 +45,13 @@ bool background_work_pending() {
   return false;
 }
 
+int background_work_count() {
+  const int n = g_background_count.load(std::memory_order_acquire);
+  int total = 0;
+  for (int i = 0; i < n; ++i) total += g_background[i].pending->load(std::memory_order_acquire);
+  return total;
+}
+
 void advance_background_work() {
   if (background_work_pending()) advance_library();
 }

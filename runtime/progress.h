@@ -57,6 +57,9 @@ void register_background_work(void (*advance)(), const std::atomic<int>* pending
 // True while some registered background work is pending: blocking waits of the library's
 // Wait/Test family then poll instead of blocking inside the base MPI.
 bool background_work_pending();
+// How much registered background work is pending (the sum of the counters): a change tells that
+// some of it moved.
+int background_work_count();
 // advance_library() if background work is pending, else nothing (an atomic load per kind of work).
 // For the calls a polling program makes while it waits (the Test family, MPI_Iprobe): they must let
 // that work advance also when nothing they look at is the library's.

@@ -17,10 +17,14 @@
 namespace mcrp {
 namespace {
 
-// How long the helper sleeps between looks: the shortest while it is the one advancing (a rank
-// stalled in the base MPI moves its transfers at that pace), doubling up to the longest while
-// nothing is owed or the program advances the library itself (so a stall is noticed within it).
+// How long the helper sleeps between looks: the shortest after an advance of its own that moved
+// some work (a rank stalled in the base MPI moves its transfers at that pace), growing by half up
+// to kWaitingPause while its advances move nothing (a receive posted long before its message, while
+// the program computes: about a thousand looks a second instead of twenty thousand), and doubling
+// up to the longest while nothing is owed or the program advances the library itself (so a stall
+// is noticed within it).
 constexpr auto kShortestPause = std::chrono::microseconds(50);
+constexpr auto kWaitingPause = std::chrono::milliseconds(1);
 constexpr auto kLongestPause = std::chrono::milliseconds(10);
 
 constexpr int kNotTold = -1;
@@ -56,12 +60,14 @@ class Helper {
     std::unique_lock<std::mutex> lock(mutex_);
     std::chrono::microseconds pause = kShortestPause;
     unsigned seen = advances_so_far();
+    int owed_after_last = -1;  // the pending work after the helper's last advance
     while (!stopping_) {
       wake_.wait_for(lock, pause, [this] { return stopping_; });
       if (stopping_) break;
       const unsigned now = advances_so_far();
       if (now != seen || !background_work_pending()) {
         seen = now;
+        owed_after_last = -1;
         pause = std::min<std::chrono::microseconds>(pause * 2, kLongestPause);
         continue;
       }
@@ -71,7 +77,10 @@ class Helper {
       advance_library();
       lock.lock();
       seen = advances_so_far();
-      pause = kShortestPause;
+      const int owed = background_work_count();
+      const bool moved = owed != owed_after_last;
+      owed_after_last = owed;
+      pause = moved ? kShortestPause : std::min<std::chrono::microseconds>(pause * 3 / 2, kWaitingPause);
     }
   }
 

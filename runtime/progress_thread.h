@@ -13,9 +13,10 @@
 // (cost.host_calls). MCRPMPI_PROGRESS_THREAD=0: no helper.
 //
 // It costs nothing while no communicator is asserted (it starts with the first protocol engine), and
-// little while the program drives the library itself: it looks every 50 us to 10 ms, backing off,
-// and advances only when background work is pending and no thread has advanced the library since
-// its last look.
+// little while the program drives the library itself: it advances only when background work is
+// pending and no thread has advanced the library since its last look, and looks every 50 us while
+// its advances move work, every 1 ms while they move nothing, and every 10 ms while nothing is owed
+// or the program advances the library itself.
 #pragma once
 
 #include <atomic>
@@ -39,14 +40,17 @@ void stop_progress_thread();
 bool progress_thread_running();
 
 namespace progress_thread_detail {
-inline std::atomic<unsigned> g_advances{0};
+struct alignas(64) AdvanceCount {  // a cache line of its own: every poll of every wait writes it
+  std::atomic<unsigned> value{0};
+};
+inline AdvanceCount g_advances;
 }
 // Counts an advance of the library by any thread. A plain increment of an atomic (no read-modify-write
 // instruction): concurrent calls may count as one, which is enough to tell the helper that someone did.
 inline void note_advance() {
-  auto& count = progress_thread_detail::g_advances;
+  auto& count = progress_thread_detail::g_advances.value;
   count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
-inline unsigned advances_so_far() { return progress_thread_detail::g_advances.load(std::memory_order_relaxed); }
+inline unsigned advances_so_far() { return progress_thread_detail::g_advances.value.load(std::memory_order_relaxed); }
 
 }  // namespace mcrp
