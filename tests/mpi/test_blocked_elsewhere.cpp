@@ -11,8 +11,9 @@
 //   receiver blocked:  MPI_Irecv; X; MPI_Wait     against  MPI_Send; X
 // where X is MPI_Barrier on MPI_COMM_WORLD, MPI_Allreduce of host ints on MPI_COMM_WORLD, MPI_Barrier
 // on the asserted communicator, or MPI_Comm_split of MPI_COMM_WORLD (every other rank joins X); or,
-// for "computing", the blocked rank sleeps 1.5 s outside MPI and the peer's call must return within
-// 1 s (where the helper runs). Without MCRPMPI_POLLING_COLLECTIVES: programs that use the info key do not set it.
+// for "computing", the blocked rank sleeps 1 s outside MPI (after a barrier, so that the sleep and
+// the peer's call overlap) and the peer's call must return within 0.6 s (where the helper runs).
+// Without MCRPMPI_POLLING_COLLECTIVES: programs that use the info key do not set it.
 // The helper calls MPI, so it runs where the base MPI runs at MPI_THREAD_MULTIPLE: a program that
 // asks for it, or any program under MCRPMPI_PROGRESS_THREAD=1, which raises the base MPI's level. The
 // program checks the level it is told either way: MPI_Init_thread's `provided` and MPI_Query_thread
@@ -42,8 +43,8 @@ namespace {
 using namespace mcrp_test;
 
 constexpr int kTag = 21;
-constexpr auto kComputing = std::chrono::milliseconds(1500);
-constexpr double kComputingBound = 1.0;  // seconds the waiting peer may take while the other computes
+constexpr auto kComputing = std::chrono::milliseconds(1000);
+constexpr double kComputingBound = 0.6;  // seconds the waiting peer may take while the other computes
 
 enum class Blocked { sender, receiver };
 enum class Elsewhere { barrier_world, allreduce_world, barrier_asserted, split_world, computing };
@@ -96,6 +97,9 @@ void run_case(const Env& e, Blocked blocked, Elsewhere where, int blocked_rank, 
                            std::to_string(blocked_rank) + ") in " + kElsewhereNames[static_cast<int>(where)] +
                            ", " + std::to_string(ints * 4) + " B to rank " + std::to_string(waiting_rank) +
                            ", " + e.space.name();
+  // The computing rank's sleep must overlap its peer's wait: a rank still sleeping in the previous
+  // case (the other order of the pair) would start this one late.
+  if (where == Elsewhere::computing) MPI_Barrier(MPI_COMM_WORLD);
   std::vector<int> message(static_cast<std::size_t>(ints));
   for (int i = 0; i < ints; ++i) message[static_cast<std::size_t>(i)] = payload(i);
   const bool sends = (e.rank == blocked_rank) == (blocked == Blocked::sender);
