@@ -37,20 +37,14 @@ void register_background_work(void (*advance)(), const std::atomic<int>* pending
   start_progress_thread();  // so that the work advances also while the program does not
 }
 
-bool background_work_pending() {
-  const int n = g_background_count.load(std::memory_order_acquire);
-  for (int i = 0; i < n; ++i) {
-    if (g_background[i].pending->load(std::memory_order_acquire) > 0) return true;
-  }
-  return false;
-}
-
 int background_work_count() {
   const int n = g_background_count.load(std::memory_order_acquire);
   int total = 0;
   for (int i = 0; i < n; ++i) total += g_background[i].pending->load(std::memory_order_acquire);
   return total;
 }
+
+bool background_work_pending() { return background_work_count() > 0; }
 
 void advance_background_work() {
   if (background_work_pending()) advance_library();

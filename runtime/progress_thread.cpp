@@ -3,7 +3,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -37,7 +36,6 @@ class Helper {
     if (thread_.joinable()) return;
     stopping_ = false;
     thread_ = std::thread([this] { run(); });
-    running_.store(true, std::memory_order_release);
   }
 
   void stop() {
@@ -50,10 +48,12 @@ class Helper {
     }
     wake_.notify_all();
     ending.join();
-    running_.store(false, std::memory_order_release);
   }
 
-  bool running() const { return running_.load(std::memory_order_acquire); }
+  bool running() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return thread_.joinable();
+  }
 
  private:
   void run() {
@@ -88,7 +88,6 @@ class Helper {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::thread thread_;
-  std::atomic<bool> running_{false};
 };
 
 Helper& helper() {

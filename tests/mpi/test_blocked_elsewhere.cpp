@@ -25,7 +25,6 @@
 // A hang fails by the test's timeout.
 #include <dlfcn.h>
 #include <mpi.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <string>

@@ -12,17 +12,14 @@ import sys
 
 import numpy as np
 
-from harness import Checker, import_mpi
+from harness import Checker, dup_asserting_device_only, import_mpi
 
 
 def main():
     MPI = import_mpi()
     world = MPI.COMM_WORLD
     check = Checker("error_strings", world)
-    info = MPI.Info.Create()
-    info.Set("mpi_assert_memory_alloc_kinds", "cuda:device")
-    comm = world.Dup(info)
-    info.Free()
+    comm = dup_asserting_device_only(MPI, world)
     comm.Set_errhandler(MPI.ERRORS_RETURN)
     host = np.arange(16, dtype=np.int32)
     try:

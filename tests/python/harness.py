@@ -29,6 +29,16 @@ def library_loaded():
     return hasattr(ctypes.CDLL(None), "mcrpmpi_held_handle_count")
 
 
+def dup_asserting_device_only(MPI, comm):
+    """A duplicate of `comm` asserting that its point-to-point buffers are device memory (the MPI
+    4.1 info key, as mpi4py programs set it): the library's device-only protocol runs on it."""
+    info = MPI.Info.Create()
+    info.Set("mpi_assert_memory_alloc_kinds", "cuda:device")
+    duplicate = comm.Dup(info)
+    info.Free()
+    return duplicate
+
+
 def deterministic_data(rank, n, dtype, salt=0):
     """Values 1..7 that depend on rank and position: sums and products over a few ranks stay exact
     in every dtype tested (fp16 included), so references compare exactly."""

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from array_backends import make_backend
-from harness import Checker, deterministic_data, import_mpi, library_loaded
+from harness import Checker, deterministic_data, dup_asserting_device_only, import_mpi, library_loaded
 
 SENTINEL = 42
 
@@ -195,10 +195,7 @@ def blocked_elsewhere(MPI, be, check):
     rank, size = world.Get_rank(), world.Get_size()
     if not be.on_device or not library_loaded() or size < 2:
         return
-    info = MPI.Info.Create()
-    info.Set("mpi_assert_memory_alloc_kinds", "cuda:device")
-    comm = world.Dup(info)
-    info.Free()
+    comm = dup_asserting_device_only(MPI, world)
     n = 262144
     message = deterministic_data(0, n, "int32", salt=3)
     for blocked_sends in (True, False):
