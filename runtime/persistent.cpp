@@ -12,9 +12,8 @@
 #include "runtime/self_comm.h"
 
 namespace mcrp {
-namespace {
 
-struct Persistent {
+struct PersistentEntry {
   PersistentStart start;                 // set when the library runs the operation (device buffers)
   FreeActive on_free = FreeActive::finish;
   MPI_Comm base_comm = MPI_COMM_NULL;    // a base MPI's own request: its communicator
@@ -27,12 +26,14 @@ struct Persistent {
   bool active = false;                   // started, and not yet completed by the base MPI
 };
 
+namespace {
+
 std::atomic<int> g_in_flight{0};  // registered handles whose inner request is not yet complete
 
 // Completes or tests `entry`'s inner request; `wait` blocks. A failure is the round's error, which
 // the handle reports when the base MPI completes it (mark_completed): not earlier, since a Wait/Test
 // call over several requests must report it with the handle's completion, in its status.
-void settle_inner(Persistent& entry, bool wait, bool* running) {
+void settle_inner(PersistentEntry& entry, bool wait, bool* running) {
   std::lock_guard<std::mutex> lock(entry.mutex);
   *running = false;
   if (entry.inner == MPI_REQUEST_NULL) return;
@@ -49,13 +50,13 @@ void settle_inner(Persistent& entry, bool wait, bool* running) {
 
 class Registry {
  public:
-  void add(MPI_Request handle, std::shared_ptr<Persistent> entry) {
+  void add(MPI_Request handle, std::shared_ptr<PersistentEntry> entry) {
     std::lock_guard<std::mutex> lock(mutex_);
     entries_[handle] = std::move(entry);
     size_.store(entries_.size(), std::memory_order_release);
   }
   // Shared ownership: a Start running in one thread survives a (erroneous) free in another.
-  std::shared_ptr<Persistent> find(MPI_Request handle) {
+  std::shared_ptr<PersistentEntry> find(MPI_Request handle) {
     if (size_.load(std::memory_order_acquire) == 0) return nullptr;  // host-only programs: no lock
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = entries_.find(handle);
@@ -65,7 +66,7 @@ class Registry {
   // Every entry, each given once to `visit` without the registry's lock held.
   template <typename Visit>
   void for_each(Visit visit) {
-    std::vector<std::pair<MPI_Request, std::shared_ptr<Persistent>>> entries;
+    std::vector<std::pair<MPI_Request, std::shared_ptr<PersistentEntry>>> entries;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       entries.assign(entries_.begin(), entries_.end());
@@ -76,7 +77,7 @@ class Registry {
     if (size_.load(std::memory_order_acquire) == 0) return;
     // Destroyed after the lock is released: releasing the entry's holds may free a communicator,
     // whose attribute delete callbacks call MPI.
-    std::shared_ptr<Persistent> removed;
+    std::shared_ptr<PersistentEntry> removed;
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = entries_.find(handle);
     if (it == entries_.end()) return;
@@ -87,7 +88,7 @@ class Registry {
 
  private:
   std::mutex mutex_;
-  std::unordered_map<MPI_Request, std::shared_ptr<Persistent>> entries_;
+  std::unordered_map<MPI_Request, std::shared_ptr<PersistentEntry>> entries_;
   std::atomic<std::size_t> size_{0};
 };
 
@@ -112,7 +113,7 @@ Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* 
   if (self == MPI_COMM_NULL) return Status(MPI_ERR_OTHER, "MPI is not initialized");
   const int rc = PMPI_Barrier_init(self, MPI_INFO_NULL, request);
   if (rc != MPI_SUCCESS) return already_raised(rc);
-  auto entry = std::make_shared<Persistent>();
+  auto entry = std::make_shared<PersistentEntry>();
   entry->start = std::move(start);
   entry->holds = std::move(holds);
   entry->on_free = on_free;
@@ -122,14 +123,14 @@ Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* 
 
 void register_base_persistent(MPI_Request request, MPI_Comm comm) {
   if (request == MPI_REQUEST_NULL) return;
-  auto entry = std::make_shared<Persistent>();
+  auto entry = std::make_shared<PersistentEntry>();
   entry->base_comm = comm;
   registry().add(request, std::move(entry));
 }
 
 int start_request(MPI_Request* request) {
   if (request == nullptr) return PMPI_Start(request);
-  const std::shared_ptr<Persistent> entry = registry().find(*request);
+  const std::shared_ptr<PersistentEntry> entry = registry().find(*request);
   if (!entry) return PMPI_Start(request);
   std::lock_guard<std::mutex> lock(entry->mutex);
   if (entry->disconnected) {
@@ -149,7 +150,7 @@ int start_request(MPI_Request* request) {
 }
 
 int cancel_request(MPI_Request* request) {
-  const std::shared_ptr<Persistent> entry = request != nullptr ? registry().find(*request) : nullptr;
+  const std::shared_ptr<PersistentEntry> entry = request != nullptr ? registry().find(*request) : nullptr;
   if (!entry || !entry->start) return PMPI_Cancel(request);
   std::lock_guard<std::mutex> lock(entry->mutex);
   // Inactive, or its operation already completed: MPI says the cancel then has no effect.
@@ -161,7 +162,7 @@ namespace {
 // An active point-to-point operation outlives its freed handle: its inner request is freed too, so
 // it completes on its own (a library operation through the live list, runtime/requests.h, at the
 // latest in MPI_Finalize; a base-MPI request as the base MPI finishes freed requests).
-void detach_inner(Persistent& entry) {
+void detach_inner(PersistentEntry& entry) {
   std::lock_guard<std::mutex> lock(entry.mutex);
   if (entry.inner == MPI_REQUEST_NULL) return;
   note_freed(entry.inner);
@@ -171,7 +172,7 @@ void detach_inner(Persistent& entry) {
 
 // Completes a started placeholder (a barrier on the library's communicator of this process alone,
 // runtime/self_comm.h), which is local and immediate.
-void complete_placeholder(MPI_Request handle, Persistent& entry) {
+void complete_placeholder(MPI_Request handle, PersistentEntry& entry) {
   std::lock_guard<std::mutex> lock(entry.mutex);
   if (!entry.start || !entry.active) return;
   PMPI_Wait(&handle, MPI_STATUS_IGNORE);
@@ -182,7 +183,7 @@ void complete_placeholder(MPI_Request handle, Persistent& entry) {
 
 int free_request(MPI_Request* request) {
   if (request != nullptr) {
-    const std::shared_ptr<Persistent> entry = registry().find(*request);
+    const std::shared_ptr<PersistentEntry> entry = registry().find(*request);
     if (entry && entry->on_free == FreeActive::detach) {
       detach_inner(*entry);
     } else {
@@ -206,7 +207,7 @@ int free_request(MPI_Request* request) {
 void comm_disconnected(MPI_Comm comm) {
   if (registry().size() == 0) return;
   std::vector<MPI_Request> gone;
-  registry().for_each([comm, &gone](MPI_Request handle, Persistent& entry) {
+  registry().for_each([comm, &gone](MPI_Request handle, PersistentEntry& entry) {
     std::lock_guard<std::mutex> lock(entry.mutex);
     if (entry.start && entry.holds.forget_disconnected(comm)) entry.disconnected = true;
     if (!entry.start && entry.base_comm == comm) gone.push_back(handle);
@@ -220,9 +221,10 @@ bool persistent_requests_exist() { return registry().size() > 0; }
 
 bool device_work_in_flight() { return g_in_flight.load(std::memory_order_acquire) > 0; }
 
-void hide_from_base(MPI_Request handle, bool* hide, bool* running) {
+PersistentRef find_persistent(MPI_Request handle) { return registry().find(handle); }
+
+void hide_from_base(const PersistentRef& entry, bool* hide, bool* running) {
   *hide = *running = false;
-  const std::shared_ptr<Persistent> entry = registry().find(handle);  // no lock while the table is empty
   if (!entry) return;
   settle_inner(*entry, false, running);
   std::lock_guard<std::mutex> lock(entry->mutex);
@@ -232,7 +234,7 @@ void hide_from_base(MPI_Request handle, bool* hide, bool* running) {
 namespace {
 
 // An inactive handle's status is the empty one, not its last round's.
-void copy_status(const Persistent& entry, MPI_Status* status) {
+void copy_status(const PersistentEntry& entry, MPI_Status* status) {
   if (!entry.start || !entry.active || status == MPI_STATUS_IGNORE) return;
   const int error = status->MPI_ERROR;  // the base MPI's, for this handle
   *status = entry.status;
@@ -241,8 +243,7 @@ void copy_status(const Persistent& entry, MPI_Status* status) {
 
 }  // namespace
 
-int mark_completed(MPI_Request handle, MPI_Status* status) {
-  const std::shared_ptr<Persistent> entry = registry().find(handle);  // no lock while the table is empty
+int mark_completed(const PersistentRef& entry, MPI_Status* status) {
   if (!entry) return MPI_SUCCESS;
   std::lock_guard<std::mutex> lock(entry->mutex);
   copy_status(*entry, status);
@@ -252,8 +253,7 @@ int mark_completed(MPI_Request handle, MPI_Status* status) {
   return error;
 }
 
-bool report_inactive(MPI_Request handle, MPI_Status* status) {
-  const std::shared_ptr<Persistent> entry = registry().find(handle);  // no lock while the table is empty
+bool report_inactive(const PersistentRef& entry, MPI_Status* status) {
   if (!entry) return false;
   std::lock_guard<std::mutex> lock(entry->mutex);
   if (entry->active) return false;
@@ -264,24 +264,25 @@ bool report_inactive(MPI_Request handle, MPI_Status* status) {
   return true;
 }
 
-int report_status(MPI_Request handle, MPI_Status* status) {
-  const std::shared_ptr<Persistent> entry = registry().find(handle);
+int report_status(const PersistentRef& entry, MPI_Status* status) {
   if (!entry) return MPI_SUCCESS;
   std::lock_guard<std::mutex> lock(entry->mutex);
   copy_status(*entry, status);
   return entry->active ? entry->error : MPI_SUCCESS;
 }
 
-void test_device_work(MPI_Request handle, bool* running) {
+void test_device_work(const PersistentRef& entry, bool* running) {
   *running = false;
-  const std::shared_ptr<Persistent> entry = device_work_in_flight() ? registry().find(handle) : nullptr;
-  if (entry) settle_inner(*entry, false, running);
+  if (entry && device_work_in_flight()) settle_inner(*entry, false, running);
+}
+
+void wait_device_work(const PersistentRef& entry) {
+  bool running = false;
+  if (entry && device_work_in_flight()) settle_inner(*entry, true, &running);
 }
 
 void wait_device_work(MPI_Request handle) {
-  bool running = false;
-  const std::shared_ptr<Persistent> entry = device_work_in_flight() ? registry().find(handle) : nullptr;
-  if (entry) settle_inner(*entry, true, &running);
+  if (device_work_in_flight()) wait_device_work(find_persistent(handle));
 }
 
 }  // namespace mcrp

@@ -21,6 +21,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <memory>
 
 #include "device/status.h"
 #include "runtime/handle_holds.h"
@@ -71,29 +72,40 @@ bool persistent_requests_exist();
 // True while some handle has collective work in flight (one atomic load).
 bool device_work_in_flight();
 
-// Whether the base MPI must not see `handle` in Waitany/Testany/Waitsome/Testsome: a registered
+// A registered handle's entry (null when the handle is not registered; one atomic load while none
+// is), for the calls below. Look it up before the base MPI's Wait/Test call and keep it: once the
+// base MPI has completed a request that is not persistent, it frees the handle, and another thread
+// may get the same value for a new request (MPICH reuses handles) and register it, so looking the
+// handle up afterwards could find, and change, that thread's entry (test_p2p_random --threads
+// found statuses overwritten so, 2026-11-29). A persistent handle is never freed by a completion.
+struct PersistentEntry;
+using PersistentRef = std::shared_ptr<PersistentEntry>;
+PersistentRef find_persistent(MPI_Request handle);
+
+// Whether the base MPI must not see the handle in Waitany/Testany/Waitsome/Testsome: a registered
 // handle that is inactive (*running false) or whose collective still runs (*running true).
 // The operation's failure is not returned here but by mark_completed, with the handle's completion.
-void hide_from_base(MPI_Request handle, bool* hide, bool* running);
-// Tests (without blocking) the collective work behind `handle`; *running is false for handles that
-// are not registered or have none in flight.
-void test_device_work(MPI_Request handle, bool* running);
-// Waits for the collective work behind `handle` (none: returns at once).
-void wait_device_work(MPI_Request handle);
-// Whether `handle` is registered and inactive (never started, or completed since its last start);
+void hide_from_base(const PersistentRef& entry, bool* hide, bool* running);
+// Tests (without blocking) the collective work behind the handle; *running is false for handles
+// that are not registered or have none in flight.
+void test_device_work(const PersistentRef& entry, bool* running);
+// Waits for the collective work behind the handle (none: returns at once).
+void wait_device_work(const PersistentRef& entry);
+void wait_device_work(MPI_Request handle);  // a live handle, before any base call on it
+// Whether the handle is registered and inactive (never started, or completed since its last start);
 // then *status (unless MPI_STATUS_IGNORE) is the empty status MPI gives an inactive request. The base
 // MPI is not asked: MPICH 4.0.2 reports a never-started persistent collective, the library's
 // handle, incomplete for ever.
-bool report_inactive(MPI_Request handle, MPI_Status* status);
-// Records that the base MPI has completed `handle` (it is inactive until its next MPI_Start), and
+bool report_inactive(const PersistentRef& entry, MPI_Status* status);
+// Records that the base MPI has completed the handle (it is inactive until its next MPI_Start), and
 // puts the status of the operation behind it, if the library owns one, into *status (unless
 // MPI_STATUS_IGNORE): the handle's own status says nothing about a receive. Returns the error of
 // the round that completed (the base MPI saw its placeholder complete cleanly), MPI_SUCCESS if it
 // succeeded; the status's MPI_ERROR field is left to the caller, which sets it only where MPI says
 // (MPI_ERR_IN_STATUS of the array forms).
-int mark_completed(MPI_Request handle, MPI_Status* status = MPI_STATUS_IGNORE);
+int mark_completed(const PersistentRef& entry, MPI_Status* status = MPI_STATUS_IGNORE);
 // Only the status part of mark_completed (MPI_Request_get_status leaves the request active); the
 // same error.
-int report_status(MPI_Request handle, MPI_Status* status);
+int report_status(const PersistentRef& entry, MPI_Status* status);
 
 }  // namespace mcrp

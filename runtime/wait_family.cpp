@@ -48,10 +48,12 @@ int array_result(int rc, const std::vector<CompletedElement>& completed) {
 // the base MPI completed and copies it back.
 class MaskedArray {
  public:
-  MaskedArray(int count, MPI_Request requests[]) : requests_(requests), view_(requests, requests + count), masked_(count, 0) {
+  MaskedArray(int count, MPI_Request requests[])
+      : requests_(requests), view_(requests, requests + count), masked_(count, 0), entries_(count) {
     for (int i = 0; i < count; ++i) {
+      entries_[i] = find_persistent(requests[i]);  // now: see runtime/persistent.h
       bool hide = false, running = false;
-      hide_from_base(requests[i], &hide, &running);
+      hide_from_base(entries_[i], &hide, &running);
       if (hide) {
         masked_[i] = 1;
         view_[i] = MPI_REQUEST_NULL;
@@ -62,7 +64,7 @@ class MaskedArray {
   // The base MPI completed element i of the view, and wrote its status to *status. Returns the
   // error of a persistent round behind it (runtime/persistent.h).
   int completed(int i, MPI_Status* status) {
-    const int error = mark_completed(requests_[i], status);
+    const int error = mark_completed(entries_[i], status);
     requests_[i] = view_[i];
     return error;
   }
@@ -94,6 +96,7 @@ class MaskedArray {
   MPI_Request* requests_;
   std::vector<MPI_Request> view_;
   std::vector<char> masked_;
+  std::vector<PersistentRef> entries_;  // found before the base call
   bool any_running_ = false;
 };
 
@@ -181,11 +184,11 @@ int wait_polling(MPI_Request* request, MPI_Status* status) {
 int wait_one(MPI_Request* request, MPI_Status* status) {
   if (background_work_pending() && request != nullptr) return wait_polling(request, status);
   if (!persistent_requests_exist() || request == nullptr) return PMPI_Wait(request, status);
-  if (report_inactive(*request, status)) return MPI_SUCCESS;
-  const MPI_Request handle = *request;
-  wait_device_work(handle);
+  const PersistentRef entry = find_persistent(*request);  // before the wait frees the handle
+  if (report_inactive(entry, status)) return MPI_SUCCESS;
+  wait_device_work(entry);
   const int rc = PMPI_Wait(request, status);
-  return rc == MPI_SUCCESS ? mark_completed(handle, status) : rc;
+  return rc == MPI_SUCCESS ? mark_completed(entry, status) : rc;
 }
 
 int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -209,19 +212,19 @@ namespace {
 
 int test_one_now(MPI_Request* request, int* flag, MPI_Status* status) {
   if (!persistent_requests_exist() || request == nullptr || flag == nullptr) return PMPI_Test(request, flag, status);
-  if (report_inactive(*request, status)) {
+  const PersistentRef entry = find_persistent(*request);  // before the test frees the handle
+  if (report_inactive(entry, status)) {
     *flag = 1;
     return MPI_SUCCESS;
   }
-  const MPI_Request handle = *request;
   bool running = false;
-  test_device_work(handle, &running);
+  test_device_work(entry, &running);
   if (running) {
     *flag = 0;
     return MPI_SUCCESS;
   }
   const int rc = PMPI_Test(request, flag, status);
-  return rc == MPI_SUCCESS && *flag ? mark_completed(handle, status) : rc;
+  return rc == MPI_SUCCESS && *flag ? mark_completed(entry, status) : rc;
 }
 
 int test_any_now(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
@@ -295,18 +298,19 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   // operations would never be seen complete here. They advance as MPI_Test would advance them.
   advance_library();
   if (!persistent_requests_exist() || flag == nullptr) return PMPI_Request_get_status(request, flag, status);
-  if (report_inactive(request, status)) {
+  const PersistentRef entry = find_persistent(request);
+  if (report_inactive(entry, status)) {
     *flag = 1;
     return MPI_SUCCESS;
   }
   bool running = false;
-  test_device_work(request, &running);
+  test_device_work(entry, &running);
   if (running) {
     *flag = 0;
     return MPI_SUCCESS;
   }
   const int base_rc = PMPI_Request_get_status(request, flag, status);
-  return base_rc == MPI_SUCCESS && *flag ? report_status(request, status) : base_rc;
+  return base_rc == MPI_SUCCESS && *flag ? report_status(entry, status) : base_rc;
 }
 
 namespace {

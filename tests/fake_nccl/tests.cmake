@@ -107,6 +107,13 @@ mcrpmpi_add_fake_nccl_test(p2p_random.asserted_comm RANKS 2 3 TIMEOUT 120
 mcrpmpi_add_fake_nccl_test(p2p_random.asserted_comm.helper RANKS 3 TIMEOUT 120
                            ENV MCRPMPI_P2P_CHANNEL=nccl MCRPMPI_PROGRESS_THREAD=1
                            COMMAND $<TARGET_FILE:test_p2p_random_linked> --space fake-device --asserted-comm --seed 29)
+# Three threads a rank, each with its own rounds and communicators, one of them asserted (the
+# helper thread runs: the program asks for MPI_THREAD_MULTIPLE); buffers from a caching space, as
+# a threaded program must (memory_space.h, CachingSpace: a free while another thread's NCCL work
+# waits for a peer hangs, as on a GPU).
+mcrpmpi_add_fake_nccl_test(p2p_random.asserted_comm.threads RANKS 2 3 TIMEOUT 120 ENV MCRPMPI_P2P_CHANNEL=nccl
+                           COMMAND $<TARGET_FILE:test_p2p_random_linked> --space fake-device --asserted-comm
+                                   --threads 3 --rounds 60)
 mcrpmpi_add_fake_nccl_test(p2p_random.asserted.rendezvous_only RANKS 3 TIMEOUT 120
                            ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl MCRPMPI_P2P_EAGER_LIMIT=0
                            COMMAND $<TARGET_FILE:test_p2p_random_linked> --space fake-device --seed 13)

@@ -55,6 +55,14 @@ void Checker::skip(const std::string& reason) {
   }
 }
 
+void Checker::absorb(const Checker& other) {
+  passed_ += other.passed_;
+  failed_ += other.failed_;
+  skipped_ += other.skipped_;
+  skip_reasons_.insert(other.skip_reasons_.begin(), other.skip_reasons_.end());
+  outcomes_.insert(other.outcomes_.begin(), other.outcomes_.end());
+}
+
 int Checker::finish(MPI_Comm comm, const char* program) const {
   long local[3] = {passed_, failed_, skipped_};
   long total[3] = {0, 0, 0};

@@ -63,6 +63,9 @@ class Checker {
     check(true, what);
   }
 
+  // Adds another checker's counts and outcomes to this one's (a thread's, once it has ended).
+  void absorb(const Checker& other);
+
   // Sums the counts over `comm`, prints the summary on its rank 0 and returns the exit code every
   // rank should use: 0 when nothing failed anywhere, 1 otherwise.
   int finish(MPI_Comm comm, const char* program) const;

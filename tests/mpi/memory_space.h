@@ -4,6 +4,9 @@
 #pragma once
 #include <cstddef>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 namespace mcrp_test {
@@ -30,6 +33,52 @@ class HostMemory final : public MemorySpace {
   static void copy(void* to, const void* from, std::size_t bytes) {
     if (bytes != 0) std::memcpy(to, from, bytes);
   }
+};
+
+// Another space's memory, kept for reuse when released (in blocks of a power of two) and given
+// back only when this object goes, as PyTorch's and CuPy's caching allocators do. A threaded
+// program that frees device memory while its other threads communicate can hang on NCCL: the
+// free synchronizes the device and holds CUDA's lock until every kernel in flight ends, one of
+// them waiting for a peer whose own free blocks its matching launch (README, "Streams"). The
+// fake device plays that with the fake NCCL. Threaded tests allocate through this instead.
+class CachingSpace final : public MemorySpace {
+ public:
+  explicit CachingSpace(MemorySpace& inner) : inner_(inner) {}
+  ~CachingSpace() override {
+    for (auto& [bytes, pointer] : idle_) inner_.release(pointer);
+  }
+  CachingSpace(const CachingSpace&) = delete;
+  CachingSpace& operator=(const CachingSpace&) = delete;
+
+  void* allocate(std::size_t bytes) override {
+    std::size_t block = 64;
+    while (block < bytes) block *= 2;
+    std::lock_guard<std::mutex> lock(mutex_);
+    void* pointer = nullptr;
+    if (auto idle = idle_.find(block); idle != idle_.end()) {
+      pointer = idle->second;
+      idle_.erase(idle);
+    } else {
+      pointer = inner_.allocate(block);
+    }
+    block_of_[pointer] = block;
+    return pointer;
+  }
+  void release(void* pointer) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto block = block_of_.find(pointer);
+    idle_.emplace(block->second, pointer);
+    block_of_.erase(block);
+  }
+  void upload(void* to, const void* from, std::size_t bytes) override { inner_.upload(to, from, bytes); }
+  void download(void* to, const void* from, std::size_t bytes) override { inner_.download(to, from, bytes); }
+  const char* name() const override { return inner_.name(); }
+
+ private:
+  MemorySpace& inner_;
+  std::mutex mutex_;
+  std::multimap<std::size_t, void*> idle_;          // released blocks by size
+  std::unordered_map<void*, std::size_t> block_of_;  // blocks in use
 };
 
 // `count` elements of T in a memory space, released on destruction. Never empty (count 0 still

@@ -27,6 +27,9 @@
 //   --rounds N (200)  --seed N (20261128)  --round R (only round R, to replay a failure)
 //   --max-bytes N (262144)  --comms N (3: world, duplicate, reversed)  --int-only (every side MPI_INT)
 //   --asserted-comm (adds the device-only duplicate; left out when a side is host memory)
+//   --threads T (1): T threads a rank at MPI_THREAD_MULTIPLE, each running its own rounds (seed
+//     + thread) on communicators of its own (its duplicate of MPI_COMM_WORLD in place of the world
+//     itself), at once: the library's engines, progress and the helper thread under concurrent calls
 // A failure names its round and seed; MCRP_TEST_TRACE=1 prints every call before it is made.
 #include <mpi.h>
 
@@ -37,6 +40,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -110,15 +114,17 @@ struct PlanShape {
 class Comms {
  public:
   // The first `count` (1-3) of world, duplicate, reversed; `asserted` adds the device-only duplicate.
-  Comms(int count, bool asserted) : size_(size_of(MPI_COMM_WORLD)) {
-    add(MPI_COMM_WORLD, "world", false);
-    if (count >= 2) add(duplicate(MPI_COMM_WORLD), "duplicate", false);
+  // `world` is MPI_COMM_WORLD or a duplicate of it that this object owns (a thread's own); the
+  // others are made from it, and rounds end with a barrier on it.
+  Comms(int count, bool asserted, MPI_Comm world) : size_(size_of(world)) {
+    add(world, "world", false);
+    if (count >= 2) add(duplicate(world), "duplicate", false);
     if (count >= 3) {
       MPI_Comm reversed;
-      MPI_Comm_split(MPI_COMM_WORLD, 0, size_ - 1 - rank_of(MPI_COMM_WORLD), &reversed);
+      MPI_Comm_split(world, 0, size_ - 1 - rank_of(world), &reversed);
       add(reversed, "reversed", true);
     }
-    if (asserted) add(dup_asserting_device_only(MPI_COMM_WORLD), "device-only duplicate", false);
+    if (asserted) add(dup_asserting_device_only(world), "device-only duplicate", false);
   }
   ~Comms() {
     for (Entry& entry : entries_) {
@@ -347,11 +353,12 @@ struct Job {
   int size;
   std::uint64_t seed;
   bool trace;
+  int thread;  // -1 when the rank runs one thread
 };
 
 std::string where(const Job& job, const Round& round) {
   return "round " + std::to_string(round.number) + " (seed " + std::to_string(job.seed) + ") rank " +
-         std::to_string(job.rank);
+         std::to_string(job.rank) + (job.thread >= 0 ? " thread " + std::to_string(job.thread) : std::string());
 }
 
 void trace_call(const Job& job, const Round& round, const std::string& what) {
@@ -656,7 +663,7 @@ void run_exchange(const Job& job, const Round& round) {
   };
   if (round.receives_first) {
     make_receives();
-    if (round.ready_sends) MPI_Barrier(MPI_COMM_WORLD);
+    if (round.ready_sends) MPI_Barrier(job.comms.comm(0));
     make_sends();
   } else {
     make_sends();
@@ -726,10 +733,31 @@ void run_shift(const Job& job, const Round& round) {
   job.checker.expect_equal(what + ": data", started.rc, got.data(), expected.data(), expected.size());
 }
 
+// One thread's rounds, [first, end), on its communicators.
+void run_rounds(const Job& job, const PlanShape& shape, int first, int end) {
+  for (int number = first; number < end; ++number) {
+    const Round round = draw_round(job.seed, number, shape);
+    if (round.shift.empty()) run_exchange(job, round);
+    else run_shift(job, round);
+    // Every receive of this round is complete everywhere before the next round sends: its
+    // wildcards cannot take the next round's messages.
+    MPI_Barrier(job.comms.comm(0));
+  }
+}
+
+MPI_Comm duplicate_of_world() {
+  MPI_Comm copy = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &copy);
+  return copy;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const int threads = std::max(1, std::atoi(option(argc, argv, "--threads", "1").c_str()));
+  int provided = MPI_THREAD_SINGLE;
+  if (threads > 1) MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  else MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   const int rounds = std::atoi(option(argc, argv, "--rounds", "200").c_str());
@@ -742,31 +770,56 @@ int main(int argc, char** argv) {
   int exit_code = kSkipExitCode;
   {
     const SendReceiveSpaces spaces = send_receive_spaces_from_arguments(argc, argv);
-    if (spaces.ready()) {
-      Checker checker;
-      // Room for every buffered send a rank makes in one round at the largest size.
-      const BsendSpace bsend_space(max_ints * 4, kMaxSendsPerRank);
+    if (threads > 1 && provided < MPI_THREAD_MULTIPLE) {
+      if (rank == 0) std::printf("SKIP: --threads needs MPI_THREAD_MULTIPLE (provided %d)\n", provided);
+    } else if (spaces.ready()) {
+      // Room for every buffered send a rank makes in one round at the largest size, every thread.
+      const BsendSpace bsend_space(max_ints * 4, kMaxSendsPerRank * threads);
       // The device-only duplicate only where both sides are device memory, as its assertion says.
       const bool host_side = spaces.send_name == "host" || spaces.recv_name == "host";
       const bool asserted = flag(argc, argv, "--asserted-comm") && !host_side;
       if (rank == 0 && asserted != flag(argc, argv, "--asserted-comm")) {
         std::printf("note: --asserted-comm left out: a side is host memory\n");
       }
-      const Comms comms(std::clamp(std::atoi(option(argc, argv, "--comms", "3").c_str()), 1, 3), asserted);
+      const int comm_count = std::clamp(std::atoi(option(argc, argv, "--comms", "3").c_str()), 1, 3);
       const IntLayoutTypes types;
-      const PlanShape shape{size, max_ints, comms.count(), flag(argc, argv, "--int-only")};
-      const Job job{checker, spaces, comms, types, rank, size, seed, std::getenv("MCRP_TEST_TRACE") != nullptr};
-      for (int number = only >= 0 ? only : 0; number < (only >= 0 ? only + 1 : rounds); ++number) {
-        const Round round = draw_round(seed, number, shape);
-        if (round.shift.empty()) run_exchange(job, round);
-        else run_shift(job, round);
-        // Every receive of this round is complete everywhere before the next round sends: its
-        // wildcards cannot take the next round's messages.
-        MPI_Barrier(MPI_COMM_WORLD);
+      const PlanShape shape{size, max_ints, comm_count + (asserted ? 1 : 0), flag(argc, argv, "--int-only")};
+      const bool trace = std::getenv("MCRP_TEST_TRACE") != nullptr;
+      // Every thread's communicators are made here, in thread order on every rank, before any
+      // thread starts: their creation is collective over MPI_COMM_WORLD.
+      std::vector<std::unique_ptr<Comms>> comms;
+      for (int t = 0; t < threads; ++t) {
+        comms.push_back(
+            std::make_unique<Comms>(comm_count, asserted, threads > 1 ? duplicate_of_world() : MPI_COMM_WORLD));
       }
-      const std::string program = "test_p2p_random --send-space " + spaces.send_name + " --recv-space " +
-                                  spaces.recv_name + " --seed " + std::to_string(seed);
-      exit_code = checker.finish(MPI_COMM_WORLD, program.c_str());
+      // Threads allocate through caches of their own, freed once every thread has stopped (see
+      // CachingSpace: a free while another thread's NCCL work waits for a peer can hang).
+      std::vector<SendReceiveSpaces> thread_spaces;
+      for (int t = 0; t < threads && threads > 1; ++t) {
+        thread_spaces.push_back(SendReceiveSpaces{spaces.send_name, spaces.recv_name,
+                                                  std::make_unique<CachingSpace>(*spaces.send),
+                                                  std::make_unique<CachingSpace>(*spaces.recv)});
+      }
+      std::vector<Checker> checkers(static_cast<std::size_t>(threads));
+      std::vector<Job> jobs;
+      for (int t = 0; t < threads; ++t) {
+        const auto k = static_cast<std::size_t>(t);
+        jobs.push_back(Job{checkers[k], threads > 1 ? thread_spaces[k] : spaces, *comms[k], types, rank, size,
+                           seed + static_cast<std::uint64_t>(t), trace, threads > 1 ? t : -1});
+      }
+      const int first = only >= 0 ? only : 0;
+      const int end = only >= 0 ? only + 1 : rounds;
+      std::vector<std::thread> others;
+      for (int t = 1; t < threads; ++t) {
+        others.emplace_back(run_rounds, std::cref(jobs[static_cast<std::size_t>(t)]), std::cref(shape), first, end);
+      }
+      run_rounds(jobs[0], shape, first, end);
+      for (std::thread& other : others) other.join();
+      for (int t = 1; t < threads; ++t) checkers[0].absorb(checkers[static_cast<std::size_t>(t)]);
+      std::string program = "test_p2p_random --send-space " + spaces.send_name + " --recv-space " +
+                            spaces.recv_name + " --seed " + std::to_string(seed);
+      if (threads > 1) program += " --threads " + std::to_string(threads);
+      exit_code = checkers[0].finish(MPI_COMM_WORLD, program.c_str());
     }
   }
   MPI_Finalize();
