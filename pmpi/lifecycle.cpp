@@ -78,8 +78,9 @@ int MPI_Session_finalize(MPI_Session* session) {
   if (closing != MPI_SESSION_NULL && mcrp::last_session_closing()) mcrp::finish_freed_requests();
   mcrp::tear_down_retired_when_quiet();  // released NCCL communicators, if nothing is in flight
   if (closing != MPI_SESSION_NULL) mcrp::session_closing();
+  std::string requested = mcrp::take_session_request(closing);  // before the base call frees the handle
   const int rc = PMPI_Session_finalize(session);
-  if (rc == MPI_SUCCESS && closing != MPI_SESSION_NULL) mcrp::forget_session_request(closing);
+  if (rc != MPI_SUCCESS && !requested.empty()) mcrp::restore_session_request(closing, std::move(requested));
   return rc;
 }
 

@@ -117,9 +117,13 @@ int add_library_kinds(MPI_Info info, const char* requested) {
 void remember_session_request(MPI_Session session, MPI_Info info) {
   std::string requested;
   if (info == MPI_INFO_NULL || !info_value(info, kMemoryAllocKindsKey, &requested)) return;
+  restore_session_request(session, std::move(requested));
+}
+
+void restore_session_request(MPI_Session session, std::string requested) {
   SessionRequests& requests = session_requests();
   const std::lock_guard<std::mutex> hold(requests.lock);
-  requests.kinds[session] = requested;
+  requests.kinds[session] = std::move(requested);
 }
 
 std::string session_request(MPI_Session session) {
@@ -129,10 +133,14 @@ std::string session_request(MPI_Session session) {
   return found != requests.kinds.end() ? found->second : std::string();
 }
 
-void forget_session_request(MPI_Session session) {
+std::string take_session_request(MPI_Session session) {
   SessionRequests& requests = session_requests();
   const std::lock_guard<std::mutex> hold(requests.lock);
-  requests.kinds.erase(session);
+  const auto found = requests.kinds.find(session);
+  if (found == requests.kinds.end()) return std::string();
+  std::string requested = std::move(found->second);
+  requests.kinds.erase(found);
+  return requested;
 }
 
 }  // namespace mcrp

@@ -40,6 +40,11 @@ int add_library_kinds(MPI_Info info, const char* requested);
 // finalized; empty when it asked for nothing.
 void remember_session_request(MPI_Session session, MPI_Info info);
 std::string session_request(MPI_Session session);
-void forget_session_request(MPI_Session session);
+// Before the base MPI's MPI_Session_finalize, while the handle is still the session's: the request,
+// forgotten. Forgetting it after the base call could erase another thread's new session, given the
+// same handle in between (MPICH reuses handles). Put it back with restore_session_request when the
+// base call fails (the session stays).
+std::string take_session_request(MPI_Session session);
+void restore_session_request(MPI_Session session, std::string requested);
 
 }  // namespace mcrp

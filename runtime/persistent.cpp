@@ -63,7 +63,7 @@ class Registry {
     return it == entries_.end() ? nullptr : it->second;
   }
   std::size_t size() const { return size_.load(std::memory_order_acquire); }
-  // Every entry, each given once to `visit` without the registry's lock held.
+  // Every entry, each given once (with its handle) to `visit` without the registry's lock held.
   template <typename Visit>
   void for_each(Visit visit) {
     std::vector<std::pair<MPI_Request, std::shared_ptr<PersistentEntry>>> entries;
@@ -71,16 +71,18 @@ class Registry {
       std::lock_guard<std::mutex> lock(mutex_);
       entries.assign(entries_.begin(), entries_.end());
     }
-    for (auto& [handle, entry] : entries) visit(handle, *entry);
+    for (auto& [handle, entry] : entries) visit(handle, entry);
   }
-  void erase(MPI_Request handle) {
+  // `expected` non-null: only while the handle still names that entry (the base MPI may have freed
+  // the handle and given it to another thread's new request, registered since).
+  void erase(MPI_Request handle, const PersistentEntry* expected = nullptr) {
     if (size_.load(std::memory_order_acquire) == 0) return;
     // Destroyed after the lock is released: releasing the entry's holds may free a communicator,
     // whose attribute delete callbacks call MPI.
     std::shared_ptr<PersistentEntry> removed;
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = entries_.find(handle);
-    if (it == entries_.end()) return;
+    if (it == entries_.end() || (expected != nullptr && it->second.get() != expected)) return;
     removed = std::move(it->second);
     entries_.erase(it);
     size_.store(entries_.size(), std::memory_order_release);
@@ -206,13 +208,13 @@ int free_request(MPI_Request* request) {
 
 void comm_disconnected(MPI_Comm comm) {
   if (registry().size() == 0) return;
-  std::vector<MPI_Request> gone;
-  registry().for_each([comm, &gone](MPI_Request handle, PersistentEntry& entry) {
-    std::lock_guard<std::mutex> lock(entry.mutex);
-    if (entry.start && entry.holds.forget_disconnected(comm)) entry.disconnected = true;
-    if (!entry.start && entry.base_comm == comm) gone.push_back(handle);
+  std::vector<std::pair<MPI_Request, PersistentRef>> gone;  // refs: no entry's address is reused meanwhile
+  registry().for_each([comm, &gone](MPI_Request handle, const PersistentRef& entry) {
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    if (entry->start && entry->holds.forget_disconnected(comm)) entry->disconnected = true;
+    if (!entry->start && entry->base_comm == comm) gone.emplace_back(handle, entry);
   });
-  for (const MPI_Request handle : gone) registry().erase(handle);
+  for (const auto& [handle, entry] : gone) registry().erase(handle, entry.get());
 }
 
 bool is_registered(MPI_Request handle) { return registry().find(handle) != nullptr; }

@@ -39,7 +39,10 @@ void register_background_work(void (*advance)(), const std::atomic<int>* pending
 
 int background_work_count() {
   const int n = g_background_count.load(std::memory_order_acquire);
-  int total = 0;
+  // The library's own requests in flight first: their next steps are taken by this process's
+  // library progress only, and a peer may be waiting on them (test_coll_random found ranks blocked
+  // in a host MPI_Barrier while a peer waited on their queued launches, 2026-11-29).
+  int total = live_request_count();
   for (int i = 0; i < n; ++i) total += g_background[i].pending->load(std::memory_order_acquire);
   return total;
 }

@@ -54,11 +54,15 @@ void advance_library();
 // Background work: `advance` runs from advance_library() while *pending is above zero. For work
 // whose progress others depend on (a peer waiting for this rank's clear-to-send).
 void register_background_work(void (*advance)(), const std::atomic<int>* pending);
-// True while some registered background work is pending: blocking waits of the library's
-// Wait/Test family then poll instead of blocking inside the base MPI.
+// True while some registered background work is pending, or some request of the library's has its
+// op in flight (runtime/requests.h, live_request_count): a peer may be waiting for what only this
+// process's library progress does next. Blocking calls then do not block inside the base MPI:
+// the Wait/Test family, blocking point-to-point and probes, and blocking collectives poll instead,
+// advancing the library in between (MPI's progress rule: an operation every rank has started
+// completes while a rank is blocked in another call).
 bool background_work_pending();
-// How much registered background work is pending (the sum of the counters): a change tells that
-// some of it moved.
+// How much such work is pending (the sum of the counters and the requests in flight): a change
+// tells that some of it moved.
 int background_work_count();
 // advance_library() if background work is pending, else nothing (an atomic load per kind of work).
 // For the calls a polling program makes while it waits (the Test family, MPI_Iprobe): they must let

@@ -12,7 +12,13 @@
 // MPICH 4.0.2 at MPI_THREAD_MULTIPLE adds about 90 instructions (its locks) to every host call
 // (cost.host_calls). MCRPMPI_PROGRESS_THREAD=0: no helper.
 //
-// It costs nothing while no communicator is asserted (it starts with the first protocol engine), and
+// Since 2026-11-29 it also advances the library's requests in flight (runtime/requests.h): a rank
+// blocked inside the base MPI does not take the next step of its own nonblocking device operations
+// (an NCCL communicator's setup, a launch queued behind it), which a peer may wait on while the
+// base MPI call needs that peer (test_coll_random found such a hang).
+//
+// It costs nothing while no communicator is asserted and no library request was made (it starts
+// with the first protocol engine or the first request), and
 // little while the program drives the library itself: it advances only when background work is
 // pending and no thread has advanced the library since its last look, and looks every 50 us while
 // its advances move work, every 1 ms while they move nothing, and every 10 ms while nothing is owed
@@ -32,7 +38,7 @@ int init_base_mpi(int* argc, char*** argv, const int* required, int* provided);
 int query_thread_level(int* provided);
 
 // Starts the helper, once, if the base MPI runs at MPI_THREAD_MULTIPLE and MCRPMPI_PROGRESS_THREAD
-// allows it. Called when background work is first registered.
+// allows it. Called when background work is first registered and at the first library request.
 void start_progress_thread();
 // Stops it and waits for it to end (MPI_Finalize, before the engines stop). It may start again.
 void stop_progress_thread();

@@ -11,6 +11,7 @@
 #include "runtime/handle_holds.h"
 #include "runtime/profile.h"
 #include "runtime/progress.h"
+#include "runtime/progress_thread.h"
 
 namespace mcrp {
 namespace {
@@ -63,9 +64,17 @@ constexpr std::size_t kCompletedFailuresKept = 256;
 void update_live_count() { g_live_count.store(static_cast<int>(g_live.size()), std::memory_order_release); }
 
 void add_live(const Shared& g) {
-  std::lock_guard<std::mutex> lock(g_live_mutex);
-  g_live.emplace(g.get(), g);
-  update_live_count();
+  {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    g_live.emplace(g.get(), g);
+    update_live_count();
+  }
+  // Requests in flight are work a peer may wait for (runtime/progress.h, background_work_pending):
+  // where the program runs at MPI_THREAD_MULTIPLE, the helper thread advances them while the program
+  // sits in a blocking call of the base MPI (a fresh communicator's NCCL setup, a launch queued
+  // behind it). Started once; it stops in MPI_Finalize.
+  static const bool helper_asked = (start_progress_thread(), true);
+  (void)helper_asked;
 }
 
 void forget_live(Generalized* g) {
@@ -244,6 +253,8 @@ int completed_failure(MPI_Request handle) {
   }
   return MPI_SUCCESS;
 }
+
+int live_request_count() { return g_live_count.load(std::memory_order_acquire); }
 
 void advance_live_requests() {
   if (g_live_count.load(std::memory_order_acquire) == 0) return;

@@ -73,6 +73,11 @@ int completed_failure(MPI_Request handle);
 // Advances every request whose op is in flight, those the application freed while active included
 // (one atomic load when there are none).
 void advance_live_requests();
+// How many requests have an op in flight (or finished since the last advance_live_requests): ops
+// whose next step (a staged copy's base-MPI transfer, a launch queued behind an NCCL
+// communicator's setup) may be what a peer waits for, and which only this process's library
+// progress takes. One atomic load.
+int live_request_count();
 
 // MPI_Request_free of `handle`, before the base MPI's: a library op still in flight behind it is
 // marked freed. MPICH 4.0.2 calls the generalized request's free function at once and so marks it

@@ -46,6 +46,7 @@ tsan_tests=(
   'fake_nccl\.p2p_asserted\.np2' 'fake_nccl\.nbcomm\.thread_stress\.np2'
   'blocked_elsewhere\.fake_device\.multiple\.np2' 'fake_nccl\.blocked_elsewhere\.np2'
   'request_reuse\.fake_device\.np1' 'p2p_random\.fake_device\.asserted_comm\.threads\.np3'
+  'fake_nccl\.coll_random\.threads\.np3' 'fake_nccl\.owed_progress\.multiple\.np2'
 )
 # Prints the ctest regex of the patterns given; fails naming each pattern that matches no test of
 # the build directory it runs in. An alternation counts as one pattern: each of its names must exist.
@@ -128,12 +129,14 @@ ctest --output-on-failure --no-tests=error -j "$(nproc)" --timeout 600 -R "$test
 # communicators, staged path and the NCCL path through the fake NCCL; and the device-only
 # point-to-point protocol with two threads a rank, on the base-MPI channel's chunked staging and on
 # the fake NCCL; and the helper thread of runtime/progress_thread.h answering for a blocked rank;
-# request handles passed between threads by the base MPI, and three threads a rank of random traffic.
+# request handles passed between threads by the base MPI, and three threads a rank of random traffic;
+# three threads a rank of random collectives through the fake NCCL, and the helper thread advancing a
+# fresh communicator's NCCL setup for a rank blocked in host calls (both since 2026-11-29).
 # MPICH is not instrumented; UCX's memory hooks are turned off because they break TSan's interceptors (a crash at MPI_Init).
 tsan_build=${MCRPMPI_TSAN_BUILD_DIR:-$root/build-tsan}
 cmake -S "$root" -B "$tsan_build" "${sanitizer_flags[@]}" -DMCRPMPI_SANITIZE=thread >/dev/null
 cmake --build "$tsan_build" -j "$(nproc)" --target mcrpmpi test_thread_stress test_p2p_linked mcrpmpi_fake_nccl \
-  test_blocked_elsewhere_linked test_request_reuse_linked test_p2p_random_linked
+  test_blocked_elsewhere_linked test_request_reuse_linked test_p2p_random_linked test_coll_random_linked test_owed_progress
 cd "$tsan_build"
 tests=$(check_named "${tsan_tests[@]}")
 TSAN_OPTIONS="halt_on_error=1:report_signal_unsafe=0:${TSAN_OPTIONS:-}" UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no \

@@ -114,6 +114,26 @@ mcrpmpi_add_fake_nccl_test(p2p_random.asserted_comm.helper RANKS 3 TIMEOUT 120
 mcrpmpi_add_fake_nccl_test(p2p_random.asserted_comm.threads RANKS 2 3 TIMEOUT 120 ENV MCRPMPI_P2P_CHANNEL=nccl
                            COMMAND $<TARGET_FILE:test_p2p_random_linked> --space fake-device --asserted-comm
                                    --threads 3 --rounds 60)
+# Random collectives (tests/mpi/test_coll_random.cpp) with NCCL setups and launches among staged
+# and host ones. Blocking collectives poll (MCRPMPI_POLLING_COLLECTIVES=1), or the helper thread
+# advances what a rank blocked in a host collective owes its peers (MCRPMPI_PROGRESS_THREAD=1; the
+# default seed on 4 ranks hung without it), or the program runs threads at MPI_THREAD_MULTIPLE.
+mcrpmpi_add_fake_nccl_test(coll_random NBCOMM RANKS 2 3 4 TIMEOUT 120 ENV MCRPMPI_POLLING_COLLECTIVES=1
+                           COMMAND $<TARGET_FILE:test_coll_random_linked> --space fake-device)
+mcrpmpi_add_fake_nccl_test(coll_random.helper RANKS 3 4 TIMEOUT 120 ENV MCRPMPI_PROGRESS_THREAD=1
+                           COMMAND $<TARGET_FILE:test_coll_random_linked> --space fake-device)
+mcrpmpi_add_fake_nccl_test(coll_random.threads RANKS 3 TIMEOUT 120
+                           COMMAND $<TARGET_FILE:test_coll_random_linked> --space fake-device --threads 3 --rounds 40)
+# A rank blocked in a host receive, probe or wait (and, where the helper runs or blocking
+# collectives poll, a host barrier) while its peers wait for its nonblocking device allreduce on a
+# fresh communicator, whose NCCL setup only its library advances (tests/mpi/test_owed_progress.cpp):
+# every case hung before 2026-11-29.
+mcrpmpi_add_fake_nccl_test(owed_progress NBCOMM RANKS 2 3 TIMEOUT 60
+                           COMMAND $<TARGET_FILE:test_owed_progress> --space fake-device)
+mcrpmpi_add_fake_nccl_test(owed_progress.multiple RANKS 2 3 TIMEOUT 60
+                           COMMAND $<TARGET_FILE:test_owed_progress> --space fake-device --init multiple --with-barrier)
+mcrpmpi_add_fake_nccl_test(owed_progress.polling RANKS 3 TIMEOUT 60 ENV MCRPMPI_POLLING_COLLECTIVES=1
+                           COMMAND $<TARGET_FILE:test_owed_progress> --space fake-device --with-barrier)
 mcrpmpi_add_fake_nccl_test(p2p_random.asserted.rendezvous_only RANKS 3 TIMEOUT 120
                            ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl MCRPMPI_P2P_EAGER_LIMIT=0
                            COMMAND $<TARGET_FILE:test_p2p_random_linked> --space fake-device --seed 13)

@@ -67,20 +67,11 @@ class CallArrays {
   bool present_[kArrays] = {};
 };
 
-// A nonblocking call's request, completed once its arrays are gone.
-int complete(int rc, MPI_Request* request, CallArrays& arrays) {
+// A nonblocking call or a persistent init has returned: its arrays go; a persistent request is
+// started (once they are gone).
+int after_start(int rc, CallForm form, MPI_Request* request, CallArrays& arrays) {
   arrays.drop();
-  return rc != MPI_SUCCESS ? rc : MPI_Wait(request, MPI_STATUS_IGNORE);
-}
-
-// A persistent request, run once (after its arrays are gone) and freed.
-int run_persistent(int rc, MPI_Request* request, CallArrays& arrays) {
-  arrays.drop();
-  if (rc != MPI_SUCCESS) return rc;
-  rc = MPI_Start(request);
-  if (rc == MPI_SUCCESS) rc = MPI_Wait(request, MPI_STATUS_IGNORE);
-  const int freed = MPI_Request_free(request);
-  return rc != MPI_SUCCESS ? rc : freed;
+  return rc == MPI_SUCCESS && form == CallForm::persistent ? MPI_Start(request) : rc;
 }
 
 // The names collectives.def's ARGS lists use, bound to the record's scalar fields in the count type
@@ -106,14 +97,13 @@ int run_persistent(int rc, MPI_Request* request, CallArrays& arrays) {
 #define MCRP_TEST_CASE(Name, NonblockingName, SUFFIX, ARGS)                                                  \
   case Coll::Name: {                                                                                         \
     [[maybe_unused]] const auto* displs = coll == Coll::Scatterv ? sdispls : rdispls;                        \
-    MPI_Request request = MPI_REQUEST_NULL;                                                                  \
     switch (form) {                                                                                          \
       case CallForm::blocking: return MPI_##Name##SUFFIX ARGS;                                               \
       case CallForm::nonblocking:                                                                            \
-        return complete(MPI_##NonblockingName##SUFFIX(MCRP_UNPAREN ARGS, &request), &request, arrays);       \
+        return after_start(MPI_##NonblockingName##SUFFIX(MCRP_UNPAREN ARGS, request), form, request, arrays); \
       case CallForm::persistent:                                                                             \
-        return run_persistent(MPI_##Name##_init##SUFFIX(MCRP_UNPAREN ARGS, MPI_INFO_NULL, &request), &request, \
-                              arrays);                                                                       \
+        return after_start(MPI_##Name##_init##SUFFIX(MCRP_UNPAREN ARGS, MPI_INFO_NULL, request), form, request, \
+                           arrays);                                                                          \
     }                                                                                                        \
     break;                                                                                                   \
   }
@@ -121,7 +111,7 @@ int run_persistent(int rc, MPI_Request* request, CallArrays& arrays) {
 #define MCRP_IF_LARGE_0(...)
 #define MCRP_IF_LARGE_1(...) __VA_ARGS__
 
-int invoke_narrow(Coll coll, CallForm form, const CollArgs& a, int n) {
+int start_narrow(Coll coll, CallForm form, const CollArgs& a, int n, MPI_Request* request) {
   CallArrays arrays(a, n);
   [[maybe_unused]] const int* sendcounts = arrays.narrow(CallArrays::sendcounts);
   [[maybe_unused]] const int* sdispls = arrays.narrow(CallArrays::sdispls);
@@ -137,7 +127,7 @@ int invoke_narrow(Coll coll, CallForm form, const CollArgs& a, int n) {
   return MPI_ERR_INTERN;
 }
 
-int invoke_large(Coll coll, CallForm form, const CollArgs& a, int n) {
+int start_large(Coll coll, CallForm form, const CollArgs& a, int n, MPI_Request* request) {
   CallArrays arrays(a, n);
   [[maybe_unused]] const MPI_Count* sendcounts = arrays.wide(CallArrays::sendcounts);
   [[maybe_unused]] const MPI_Aint* sdispls = arrays.wide(CallArrays::sdispls);
@@ -150,16 +140,29 @@ int invoke_large(Coll coll, CallForm form, const CollArgs& a, int n) {
 #include "pmpi/collectives.def"
 #undef MCRPMPI_COLLECTIVE
     default:  // no large-count form (barrier): the int form is the only one
-      return invoke_narrow(coll, form, a, n);
+      return start_narrow(coll, form, a, n, request);
   }
   return MPI_ERR_INTERN;
 }
 
 }  // namespace
 
+int start_collective(Coll coll, CallForm form, CountForm counts, const CollArgs& args, int array_size,
+                     MPI_Request* request) {
+  *request = MPI_REQUEST_NULL;
+  return counts == CountForm::large ? start_large(coll, form, args, array_size, request)
+                                    : start_narrow(coll, form, args, array_size, request);
+}
+
 int invoke(Coll coll, CallForm form, CountForm counts, const CollArgs& args, int array_size) {
-  return counts == CountForm::large ? invoke_large(coll, form, args, array_size)
-                                    : invoke_narrow(coll, form, args, array_size);
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = start_collective(coll, form, counts, args, array_size, &request);
+  if (rc == MPI_SUCCESS && form != CallForm::blocking) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+  if (form == CallForm::persistent && request != MPI_REQUEST_NULL) {
+    const int freed = MPI_Request_free(&request);
+    if (rc == MPI_SUCCESS) rc = freed;
+  }
+  return rc;
 }
 
 }  // namespace mcrp_test

@@ -57,5 +57,10 @@ struct CollArgs {
 // init, start, wait, free). Returns the first error code, or MPI_SUCCESS. `size` is the number of
 // entries the arrays have (the communicator's size, or remote size on an intercommunicator).
 int invoke(Coll coll, CallForm form, CountForm counts, const CollArgs& args, int array_size);
+// The same, started only: a blocking call is made (*request MPI_REQUEST_NULL); a nonblocking one
+// leaves its request in *request; a persistent one is created and started once, its request left
+// to the caller to complete and free (also when the start failed).
+int start_collective(Coll coll, CallForm form, CountForm counts, const CollArgs& args, int array_size,
+                     MPI_Request* request);
 
 }  // namespace mcrp_test

@@ -53,6 +53,7 @@
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/p2p_entry_points.h"
 #include "tests/mpi/p2p_messages.h"
+#include "tests/mpi/random_rounds.h"
 
 namespace {
 
@@ -745,24 +746,14 @@ void run_rounds(const Job& job, const PlanShape& shape, int first, int end) {
   }
 }
 
-MPI_Comm duplicate_of_world() {
-  MPI_Comm copy = MPI_COMM_NULL;
-  MPI_Comm_dup(MPI_COMM_WORLD, &copy);
-  return copy;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const int threads = std::max(1, std::atoi(option(argc, argv, "--threads", "1").c_str()));
-  int provided = MPI_THREAD_SINGLE;
-  if (threads > 1) MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  else MPI_Init(&argc, &argv);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int provided = init_for_threads(&argc, &argv, threads);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-  const int rounds = std::atoi(option(argc, argv, "--rounds", "200").c_str());
-  const int only = std::atoi(option(argc, argv, "--round", "-1").c_str());
-  const std::uint64_t seed = std::strtoull(option(argc, argv, "--seed", "20261128").c_str(), nullptr, 10);
+  const RoundRange range = round_range(argc, argv, "200", "20261128");
+  const std::uint64_t seed = range.seed;
   const MPI_Count max_ints = std::atoll(option(argc, argv, "--max-bytes", "262144").c_str()) / 4;
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -807,8 +798,7 @@ int main(int argc, char** argv) {
         jobs.push_back(Job{checkers[k], threads > 1 ? thread_spaces[k] : spaces, *comms[k], types, rank, size,
                            seed + static_cast<std::uint64_t>(t), trace, threads > 1 ? t : -1});
       }
-      const int first = only >= 0 ? only : 0;
-      const int end = only >= 0 ? only + 1 : rounds;
+      const int first = range.first, end = range.end;
       std::vector<std::thread> others;
       for (int t = 1; t < threads; ++t) {
         others.emplace_back(run_rounds, std::cref(jobs[static_cast<std::size_t>(t)]), std::cref(shape), first, end);
