@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
 
 namespace mcrp_test {
@@ -39,6 +42,17 @@ inline MPI_Comm duplicate_of_world() {
   MPI_Comm copy = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &copy);
   return copy;
+}
+
+// Runs run(t) for every thread t, one checker each (t 0 on the calling thread, the others on threads
+// of their own, all at once), then adds every thread's checks to checkers[0].
+template <class Run>
+void run_threads(std::vector<Checker>& checkers, Run run) {
+  std::vector<std::thread> others;
+  for (std::size_t t = 1; t < checkers.size(); ++t) others.emplace_back(run, static_cast<int>(t));
+  run(0);
+  for (std::thread& other : others) other.join();
+  for (std::size_t t = 1; t < checkers.size(); ++t) checkers[0].absorb(checkers[t]);
 }
 
 }  // namespace mcrp_test

@@ -35,7 +35,6 @@
 #include <memory>
 #include <random>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -499,8 +498,9 @@ std::string where(const Job& job, const Round& round) {
 // One collective as this rank makes it: its buffers, its request, its check.
 class Issued {
  public:
-  Issued(const Job& job, const Op& op) : op_(op), comm_(job.comms.comm(op.comm)) {
-    const int me = rank_of(comm_), p = size_of(comm_);
+  Issued(const Job& job, const Op& op) : op_(op) {
+    const MPI_Comm comm = job.comms.comm(op.comm);
+    const int me = rank_of(comm), p = size_of(comm);
     local_ = local_part(op, me, p);
     MemorySpace& space = op.host ? job.host : job.device;
     const ElementType& type = kTypes[op.type];
@@ -508,27 +508,23 @@ class Issued {
     if (!local_.recv_in_place && !local_.recv_null) recv_ = std::make_unique<Buffer>(space, type, local_.recv);
     args_.sendbuf = local_.send_in_place ? MPI_IN_PLACE : send_->data();
     args_.recvbuf = local_.recv_in_place ? MPI_IN_PLACE : recv_ ? recv_->data() : nullptr;
-    if (op.coll == Coll::Bcast) args_.recvbuf = recv_->data();
-    const MPI_Count first = op.coll == Coll::Allgatherv || op.coll == Coll::Gatherv || op.coll == Coll::Scatterv
-                                ? op.block[static_cast<std::size_t>(me)]
-                                : op.n;
+    // This rank's own block: its count in a vector form, the common one otherwise.
+    const MPI_Count own = op.coll == Coll::Allgatherv || op.coll == Coll::Gatherv || op.coll == Coll::Scatterv
+                              ? op.block[static_cast<std::size_t>(me)]
+                              : op.n;
     args_.count = op.n;
     args_.datatype = type.type;
-    args_.sendcount = first;
+    args_.sendcount = own;
     args_.sendtype = type.type;
-    args_.recvcount = first;
+    args_.recvcount = own;
     args_.recvtype = type.type;
-    if (op.coll == Coll::Reduce_scatter_block || op.coll == Coll::Scatter || op.coll == Coll::Gather ||
-        op.coll == Coll::Allgather || op.coll == Coll::Alltoall) {
-      args_.sendcount = args_.recvcount = op.n;
-    }
     args_.sendcounts = local_.sendcounts.empty() ? nullptr : local_.sendcounts.data();
     args_.sdispls = local_.sdispls.empty() ? nullptr : local_.sdispls.data();
     args_.recvcounts = local_.recvcounts.empty() ? nullptr : local_.recvcounts.data();
     args_.rdispls = local_.rdispls.empty() ? nullptr : local_.rdispls.data();
     args_.op = kReductions[op.reduction].op;
     args_.root = op.root_draw % p;
-    args_.comm = comm_;
+    args_.comm = comm;
     array_size_ = p;
   }
 
@@ -568,7 +564,6 @@ class Issued {
 
  private:
   const Op& op_;
-  MPI_Comm comm_;
   Local local_;
   std::unique_ptr<Buffer> send_, recv_;
   CollArgs args_;
@@ -731,12 +726,7 @@ int main(int argc, char** argv) {
                            seed + static_cast<std::uint64_t>(t), max_elements, space_name == "host",
                            flag(argc, argv, "--avoid-mpich-defects"), std::getenv("MCRP_TEST_TRACE") != nullptr, threads > 1 ? t : -1});
       }
-      const int first = range.first, end = range.end;
-      std::vector<std::thread> others;
-      for (int t = 1; t < threads; ++t) others.emplace_back(run_rounds, std::cref(jobs[static_cast<std::size_t>(t)]), first, end);
-      run_rounds(jobs[0], first, end);
-      for (std::thread& other : others) other.join();
-      for (int t = 1; t < threads; ++t) checkers[0].absorb(checkers[static_cast<std::size_t>(t)]);
+      run_threads(checkers, [&](int t) { run_rounds(jobs[static_cast<std::size_t>(t)], range.first, range.end); });
       comms.clear();
       std::string program = "test_coll_random --space " + space_name + " --seed " + std::to_string(seed);
       if (threads > 1) program += " --threads " + std::to_string(threads);

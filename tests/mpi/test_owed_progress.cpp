@@ -15,7 +15,9 @@
 //   barrier  MPI_Barrier(MPI_COMM_WORLD)              / every rank joins it (--with-barrier only: it
 //            completes where the helper thread runs, MPI_THREAD_MULTIPLE or MCRPMPI_PROGRESS_THREAD=1,
 //            or under MCRPMPI_POLLING_COLLECTIVES=1; README "Nonblocking and persistent collectives")
-// The first three hung before 2026-11-29 (rank 0 blocked in the base MPI's receive, probe or wait).
+// With NCCL loaded (the fake one in CI) the first three hung before 2026-11-29 (rank 0 blocked in
+// the base MPI's receive, probe or wait); staged (asynchronous fake copies) they passed without the
+// change too, and run as a control.
 //   --space S (fake-device, device)  --init plain|multiple  --with-barrier
 // A hang fails by the test's timeout.
 #include <mpi.h>

@@ -40,7 +40,6 @@
 #include <memory>
 #include <random>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -798,14 +797,7 @@ int main(int argc, char** argv) {
         jobs.push_back(Job{checkers[k], threads > 1 ? thread_spaces[k] : spaces, *comms[k], types, rank, size,
                            seed + static_cast<std::uint64_t>(t), trace, threads > 1 ? t : -1});
       }
-      const int first = range.first, end = range.end;
-      std::vector<std::thread> others;
-      for (int t = 1; t < threads; ++t) {
-        others.emplace_back(run_rounds, std::cref(jobs[static_cast<std::size_t>(t)]), std::cref(shape), first, end);
-      }
-      run_rounds(jobs[0], shape, first, end);
-      for (std::thread& other : others) other.join();
-      for (int t = 1; t < threads; ++t) checkers[0].absorb(checkers[static_cast<std::size_t>(t)]);
+      run_threads(checkers, [&](int t) { run_rounds(jobs[static_cast<std::size_t>(t)], shape, range.first, range.end); });
       std::string program = "test_p2p_random --send-space " + spaces.send_name + " --recv-space " +
                             spaces.recv_name + " --seed " + std::to_string(seed);
       if (threads > 1) program += " --threads " + std::to_string(threads);
