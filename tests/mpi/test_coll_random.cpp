@@ -23,6 +23,8 @@
 //   --max-elements N (16384)  --comms N (4)  --threads T (1): T threads a rank at
 //   MPI_THREAD_MULTIPLE, each with rounds (seed + thread) and communicators of its own
 //   --avoid-mpich-defects: leaves out what plain MPICH 4.0.2 gets wrong (for runs without the library)
+//   --fresh-comms: the duplicate and the half made anew every round and freed by each rank at a
+//     point of its own, their collectives perhaps outstanding (see Comms)
 // A failure names its round, seed and collective; MCRP_TEST_TRACE=1 prints every call first.
 #include <mpi.h>
 
@@ -220,15 +222,20 @@ Round draw_round(std::uint64_t seed, int number, int world_size, int comms, MPI_
 }
 
 // The communicators of one thread, by kind; each call uses its rank and size in the one it names.
+// With --fresh-comms the duplicate and the half are made anew for every round (the duplicate by
+// MPI_Comm_dup or MPI_Comm_idup, the half split by parity or into a lower and an upper part, by
+// round) and freed by each rank at a point of its own once it has issued its last collective on
+// them, those perhaps still outstanding: MPI_Comm_free only marks a communicator for deallocation,
+// its pending operations complete normally, and the base MPI may hand the freed handle to the
+// next communicator made while the library still holds work of the old one.
+constexpr bool kFreshKind[kCommKinds] = {false, true, false, true};
+
 class Comms {
  public:
-  Comms(int count, MPI_Comm world) {
+  Comms(int count, MPI_Comm world, int round) : count_(count) {
     comms_[0] = world;
-    const int rank = rank_of(world), size = size_of(world);
-    if (count > 1) MPI_Comm_dup(world, &comms_[1]);
-    if (count > 2) MPI_Comm_split(world, 0, size - 1 - rank, &comms_[2]);
-    if (count > 3) MPI_Comm_split(world, rank % 2, rank, &comms_[3]);
-    for (int k = 0; k < count; ++k) MPI_Comm_set_errhandler(comms_[k], MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+    for (int k = 1; k < count; ++k) make(k, round);
   }
   ~Comms() {
     for (MPI_Comm& comm : comms_) {
@@ -238,8 +245,36 @@ class Comms {
   Comms(const Comms&) = delete;
   Comms& operator=(const Comms&) = delete;
   MPI_Comm comm(int k) const { return comms_[k]; }
+  bool fresh(int k) const { return k < count_ && kFreshKind[k]; }
+
+  // Makes again, for round `round`, every fresh communicator freed in the round before.
+  void remake_freed(int round) {
+    for (int k = 0; k < count_; ++k) {
+      if (fresh(k) && comms_[k] == MPI_COMM_NULL) make(k, round);
+    }
+  }
+  int free(int k) { return MPI_Comm_free(&comms_[k]); }
 
  private:
+  void make(int kind, int round) {
+    const MPI_Comm world = comms_[0];
+    const int rank = rank_of(world), size = size_of(world);
+    MPI_Comm& made = comms_[kind];
+    if (kind == 1 && round % 2 == 1) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      MPI_Comm_idup(world, &made, &request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else if (kind == 1) {
+      MPI_Comm_dup(world, &made);
+    } else if (kind == 2) {
+      MPI_Comm_split(world, 0, size - 1 - rank, &made);
+    } else {
+      MPI_Comm_split(world, round % 2 == 0 ? rank % 2 : (2 * rank >= size ? 1 : 0), rank, &made);
+    }
+    MPI_Comm_set_errhandler(made, MPI_ERRORS_RETURN);
+  }
+
+  int count_;
   MPI_Comm comms_[kCommKinds] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
 };
 
@@ -468,7 +503,7 @@ struct Job {
   Checker& checker;
   MemorySpace& device;  // the --space memory
   MemorySpace& host;
-  const Comms& comms;
+  Comms& comms;
   int comm_count;
   int world_rank;
   int world_size;
@@ -476,6 +511,7 @@ struct Job {
   MPI_Count max_elements;
   bool host_only;
   bool avoid_defects;  // --avoid-mpich-defects
+  bool fresh_comms;    // --fresh-comms
   bool trace;
   int thread;  // -1 when the rank runs one thread
 };
@@ -637,12 +673,48 @@ void complete_all(const Job& job, const Round& round, std::vector<Issued*>& star
   started.clear();
 }
 
+// --fresh-comms: frees each fresh communicator this rank has issued all the round's collectives
+// on, every time it is asked with even odds, or surely with `surely`.
+class FreshCommFrees {
+ public:
+  FreshCommFrees(const Job& job, const Round& round) : job_(job), round_(round) {
+    for (const Op& op : round.ops) ++left_[op.comm];
+  }
+  void issued(const Op& op) { --left_[op.comm]; }
+  void offer(Draw& mine, bool surely) {
+    if (!job_.fresh_comms) return;
+    for (int k = 0; k < kCommKinds; ++k) {
+      if (!job_.comms.fresh(k) || left_[k] > 0 || job_.comms.comm(k) == MPI_COMM_NULL) continue;
+      if (!surely && !mine.coin()) continue;
+      if (job_.trace) std::fprintf(stderr, "trace: %s: MPI_Comm_free %s\n", where(job_, round_).c_str(), kCommNames[k]);
+      const int rc = job_.comms.free(k);
+      job_.checker.check(rc == MPI_SUCCESS, where(job_, round_) + ": MPI_Comm_free of the " + kCommNames[k] +
+                                                " returned " + std::to_string(rc));
+    }
+  }
+
+ private:
+  const Job& job_;
+  const Round& round_;
+  int left_[kCommKinds] = {};
+};
+
 void run_round(const Job& job, const Round& round) {
   // This rank's own choices: the interleaving of communicators, what it completes early, and how.
   Draw mine{std::mt19937_64(job.seed * 7919ULL + static_cast<std::uint64_t>(round.number) * 104729ULL +
                             static_cast<std::uint64_t>(job.world_rank) + 1)};
+  if (job.fresh_comms) job.comms.remake_freed(round.number);
+  FreshCommFrees frees(job, round);
+  frees.offer(mine, false);  // a communicator the round does not use
   std::vector<std::unique_ptr<Issued>> issued;
   std::vector<Issued*> outstanding;
+  const auto issue = [&](const Op& op) {
+    issued.push_back(std::make_unique<Issued>(job, op));
+    const bool started = issued.back()->start(job, round);
+    frees.issued(op);
+    frees.offer(mine, false);
+    return started;
+  };
   std::size_t next = 0;
   while (next < round.ops.size()) {
     // The segment up to the next blocking collective, interleaved across communicators.
@@ -660,8 +732,7 @@ void run_round(const Job& job, const Round& round) {
       }
       const Op& op = *queues[q].front();
       queues[q].erase(queues[q].begin());
-      issued.push_back(std::make_unique<Issued>(job, op));
-      if (issued.back()->start(job, round)) outstanding.push_back(issued.back().get());
+      if (issue(op)) outstanding.push_back(issued.back().get());
     }
     if (end == round.ops.size()) break;
     if (!outstanding.empty() && mine.below(3) == 0) {
@@ -671,13 +742,13 @@ void run_round(const Job& job, const Round& round) {
       complete_all(job, round, some, mine.coin() ? Completion::waitall : Completion::wait_reversed);
       outstanding = rest;
     }
-    issued.push_back(std::make_unique<Issued>(job, round.ops[end]));
-    issued.back()->start(job, round);
+    issue(round.ops[end]);
     next = end + 1;
   }
   auto last = static_cast<Completion>(mine.below(kCompletions));
   if (job.avoid_defects && last != Completion::waitall) last = Completion::wait_reversed;
   complete_all(job, round, outstanding, last);
+  frees.offer(mine, true);
   for (auto& one : issued) one->finish(job, round);
 }
 
@@ -698,6 +769,7 @@ int main(int argc, char** argv) {
   const MPI_Count max_elements = std::atoll(option(argc, argv, "--max-elements", "16384").c_str());
   const int comm_count = std::clamp(std::atoi(option(argc, argv, "--comms", "4").c_str()), 1, kCommKinds);
   const std::string space_name = option(argc, argv, "--space", "host");
+  const bool fresh_comms = flag(argc, argv, "--fresh-comms");
   const int rank = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
   int exit_code = kSkipExitCode;
   {
@@ -710,7 +782,7 @@ int main(int argc, char** argv) {
       // thread starts: their creation is collective over MPI_COMM_WORLD.
       std::vector<std::unique_ptr<Comms>> comms;
       for (int t = 0; t < threads; ++t) {
-        comms.push_back(std::make_unique<Comms>(comm_count, threads > 1 ? duplicate_of_world() : MPI_COMM_WORLD));
+        comms.push_back(std::make_unique<Comms>(comm_count, threads > 1 ? duplicate_of_world() : MPI_COMM_WORLD, range.first));
       }
       // Threads allocate device memory through caches of their own, freed once every thread has
       // stopped (memory_space.h, CachingSpace: a free while another thread's NCCL work waits for a
@@ -724,12 +796,13 @@ int main(int argc, char** argv) {
         MemorySpace& device = threads > 1 ? static_cast<MemorySpace&>(*caches[k]) : *space;
         jobs.push_back(Job{checkers[k], device, host, *comms[k], comm_count, rank, size,
                            seed + static_cast<std::uint64_t>(t), max_elements, space_name == "host",
-                           flag(argc, argv, "--avoid-mpich-defects"), std::getenv("MCRP_TEST_TRACE") != nullptr, threads > 1 ? t : -1});
+                           flag(argc, argv, "--avoid-mpich-defects"), fresh_comms, std::getenv("MCRP_TEST_TRACE") != nullptr, threads > 1 ? t : -1});
       }
       run_threads(checkers, [&](int t) { run_rounds(jobs[static_cast<std::size_t>(t)], range.first, range.end); });
       comms.clear();
       std::string program = "test_coll_random --space " + space_name + " --seed " + std::to_string(seed);
       if (threads > 1) program += " --threads " + std::to_string(threads);
+      if (fresh_comms) program += " --fresh-comms";
       exit_code = checkers[0].finish(MPI_COMM_WORLD, program.c_str());
     }
   }
