@@ -232,7 +232,7 @@ constexpr bool kFreshKind[kCommKinds] = {false, true, false, true};
 
 class Comms {
  public:
-  Comms(int count, MPI_Comm world, int round) : count_(count) {
+  Comms(int count, MPI_Comm world, int round, bool fresh_comms) : count_(count), fresh_comms_(fresh_comms) {
     comms_[0] = world;
     MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
     for (int k = 1; k < count; ++k) make(k, round);
@@ -245,7 +245,8 @@ class Comms {
   Comms(const Comms&) = delete;
   Comms& operator=(const Comms&) = delete;
   MPI_Comm comm(int k) const { return comms_[k]; }
-  bool fresh(int k) const { return k < count_ && kFreshKind[k]; }
+  // Made anew every round (--fresh-comms only).
+  bool fresh(int k) const { return fresh_comms_ && k < count_ && kFreshKind[k]; }
 
   // Makes again, for round `round`, every fresh communicator freed in the round before.
   void remake_freed(int round) {
@@ -275,6 +276,7 @@ class Comms {
   }
 
   int count_;
+  bool fresh_comms_;
   MPI_Comm comms_[kCommKinds] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
 };
 
@@ -511,7 +513,6 @@ struct Job {
   MPI_Count max_elements;
   bool host_only;
   bool avoid_defects;  // --avoid-mpich-defects
-  bool fresh_comms;    // --fresh-comms
   bool trace;
   int thread;  // -1 when the rank runs one thread
 };
@@ -682,7 +683,6 @@ class FreshCommFrees {
   }
   void issued(const Op& op) { --left_[op.comm]; }
   void offer(Draw& mine, bool surely) {
-    if (!job_.fresh_comms) return;
     for (int k = 0; k < kCommKinds; ++k) {
       if (!job_.comms.fresh(k) || left_[k] > 0 || job_.comms.comm(k) == MPI_COMM_NULL) continue;
       if (!surely && !mine.coin()) continue;
@@ -703,7 +703,7 @@ void run_round(const Job& job, const Round& round) {
   // This rank's own choices: the interleaving of communicators, what it completes early, and how.
   Draw mine{std::mt19937_64(job.seed * 7919ULL + static_cast<std::uint64_t>(round.number) * 104729ULL +
                             static_cast<std::uint64_t>(job.world_rank) + 1)};
-  if (job.fresh_comms) job.comms.remake_freed(round.number);
+  job.comms.remake_freed(round.number);
   FreshCommFrees frees(job, round);
   frees.offer(mine, false);  // a communicator the round does not use
   std::vector<std::unique_ptr<Issued>> issued;
@@ -782,7 +782,8 @@ int main(int argc, char** argv) {
       // thread starts: their creation is collective over MPI_COMM_WORLD.
       std::vector<std::unique_ptr<Comms>> comms;
       for (int t = 0; t < threads; ++t) {
-        comms.push_back(std::make_unique<Comms>(comm_count, threads > 1 ? duplicate_of_world() : MPI_COMM_WORLD, range.first));
+        comms.push_back(std::make_unique<Comms>(comm_count, threads > 1 ? duplicate_of_world() : MPI_COMM_WORLD, range.first,
+                                                fresh_comms));
       }
       // Threads allocate device memory through caches of their own, freed once every thread has
       // stopped (memory_space.h, CachingSpace: a free while another thread's NCCL work waits for a
@@ -796,7 +797,7 @@ int main(int argc, char** argv) {
         MemorySpace& device = threads > 1 ? static_cast<MemorySpace&>(*caches[k]) : *space;
         jobs.push_back(Job{checkers[k], device, host, *comms[k], comm_count, rank, size,
                            seed + static_cast<std::uint64_t>(t), max_elements, space_name == "host",
-                           flag(argc, argv, "--avoid-mpich-defects"), fresh_comms, std::getenv("MCRP_TEST_TRACE") != nullptr, threads > 1 ? t : -1});
+                           flag(argc, argv, "--avoid-mpich-defects"), std::getenv("MCRP_TEST_TRACE") != nullptr, threads > 1 ? t : -1});
       }
       run_threads(checkers, [&](int t) { run_rounds(jobs[static_cast<std::size_t>(t)], range.first, range.end); });
       comms.clear();
