@@ -127,7 +127,7 @@ mcrpmpi_add_fake_nccl_test(coll_random.threads RANKS 3 TIMEOUT 120
 # Communicators made anew every round and freed with their NCCL work perhaps in flight
 # (--fresh-comms): a new NCCL communicator at each one's first device collective, the old ones
 # retired and torn down while the next are set up, and handles the base MPI hands out again. Not on
-# 4 ranks: the default seed there hung 2 runs in about 350 (README, "Reliability"), not yet explained.
+# 4 ranks: the default seed there hung 2 of 133 counted runs (README, "Reliability"), not yet explained.
 mcrpmpi_add_fake_nccl_test(coll_random.fresh_comms NBCOMM RANKS 3 TIMEOUT 120 ENV MCRPMPI_POLLING_COLLECTIVES=1
                            COMMAND $<TARGET_FILE:test_coll_random_linked> --space fake-device --fresh-comms)
 mcrpmpi_add_fake_nccl_test(coll_random.fresh_comms.threads RANKS 3 TIMEOUT 120
