@@ -109,13 +109,20 @@ fi
 # had the shim failed every ASan test).
 sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
                  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DMCRPMPI_TEST_YIELD=OFF)
-# One target that depends on the set (MCRPMPI_BUILD_SET, CMakeLists.txt): named one by one, the
-# targets built one after another, each test program's sources compiling alone (the ASan build took
-# 6.3 of a fresh-clone CI run's 45.4 minutes, 2026-11-29).
-build_set() { echo "$*" | tr -s ' \n' ';' | sed 's/;$//'; }
-cmake -S "$root" -B "$build" "${sanitizer_flags[@]}" -DMCRPMPI_SANITIZE=address,undefined \
-  "-DMCRPMPI_BUILD_SET=$(build_set $targets)" >/dev/null
-cmake --build "$build" -j "$(nproc)" --target mcrpmpi_build_set
+# build_sanitized DIR SANITIZERS TARGETS...: configures DIR with -fsanitize=SANITIZERS and builds
+# the targets as the dependencies of one (MCRPMPI_BUILD_SET, CMakeLists.txt): named one by one they
+# built one after another, each test program's sources compiling alone (the ASan build took 6.3 of
+# a fresh-clone CI run's 45.4 minutes, 2026-11-29).
+build_sanitized() {
+  local dir=$1 sanitizers=$2
+  shift 2
+  local set
+  set=$(IFS=';'; echo "$*")
+  cmake -S "$root" -B "$dir" "${sanitizer_flags[@]}" "-DMCRPMPI_SANITIZE=$sanitizers" "-DMCRPMPI_BUILD_SET=$set" >/dev/null
+  cmake --build "$dir" -j "$(nproc)" --target mcrpmpi_build_set
+}
+# shellcheck disable=SC2086
+build_sanitized "$build" address,undefined $targets
 # Leak checking is off: MPICH's hwloc plugin leaks at MPI_Init from a module it unloads, which
 # LeakSanitizer cannot name (so no suppression matches); the library's leaks are measured by the
 # memory-flat test of the main suite. halt_on_error makes any report fatal.
@@ -138,11 +145,8 @@ ctest --output-on-failure --no-tests=error -j "$(nproc)" --timeout 600 -R "$test
 # fresh communicator's NCCL setup for a rank blocked in host calls (both since 2026-11-29).
 # MPICH is not instrumented; UCX's memory hooks are turned off because they break TSan's interceptors (a crash at MPI_Init).
 tsan_build=${MCRPMPI_TSAN_BUILD_DIR:-$root/build-tsan}
-tsan_targets="mcrpmpi test_thread_stress test_p2p_linked mcrpmpi_fake_nccl test_blocked_elsewhere_linked
-              test_request_reuse_linked test_p2p_random_linked test_coll_random_linked test_owed_progress"
-cmake -S "$root" -B "$tsan_build" "${sanitizer_flags[@]}" -DMCRPMPI_SANITIZE=thread \
-  "-DMCRPMPI_BUILD_SET=$(build_set $tsan_targets)" >/dev/null
-cmake --build "$tsan_build" -j "$(nproc)" --target mcrpmpi_build_set
+build_sanitized "$tsan_build" thread mcrpmpi test_thread_stress test_p2p_linked mcrpmpi_fake_nccl \
+  test_blocked_elsewhere_linked test_request_reuse_linked test_p2p_random_linked test_coll_random_linked test_owed_progress
 cd "$tsan_build"
 tests=$(check_named "${tsan_tests[@]}")
 TSAN_OPTIONS="halt_on_error=1:report_signal_unsafe=0:${TSAN_OPTIONS:-}" UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no \
