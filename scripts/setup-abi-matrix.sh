@@ -10,19 +10,18 @@
 # MPICH (the system MPI) needs nothing here. Wheel versions: MCRPMPI_ABI_MPICH_SPEC,
 # MCRPMPI_ABI_IMPI_SPEC, MCRPMPI_ABI_MPI4PY_SPEC.
 #
-# The shim: the test programs need libmpich.so.12 (Debian's soname). A symlink named libmpich.so.12
-# to a wheel's libmpi.so.12 is not enough: the wheel finds its own libfabric/UCX through $ORIGIN, and
-# $ORIGIN is taken from the path the loader opened (the symlink's directory). So the shim is an empty
-# library with soname libmpich.so.12 that needs libmpi.so.12 and has the wheel's lib/ as RUNPATH: the
-# wheel's library is then opened from its own directory, and its symbols are in the program's global
-# scope as Debian's would be. The same test binaries thus run on every MPI, unchanged.
+# The shim: the test programs need libmpich.so.12 (Debian's soname). The shim directory holds an
+# alias of that name for the wheel's libmpi.so.12 (scripts/soname-alias.sh, with the wheel's lib/ as
+# RUNPATH): the wheel's library is then opened from its own directory, and its symbols are in the
+# program's global scope as Debian's would be. The same test binaries thus run on every MPI, unchanged.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MCRPMPI_BUILD_DIR:-$root/build}
 matrix=$build/abi-matrix
 python=${PYTHON:-python3}
 mpi4py_spec=${MCRPMPI_ABI_MPI4PY_SPEC:-mpi4py==4.1.2}
-cc=${CC:-cc}
+# shellcheck source=scripts/soname-alias.sh
+source "$root/scripts/soname-alias.sh"
 
 wheel_spec() {
   case "$1" in
@@ -66,10 +65,7 @@ setup_one() {
   local launcher=$venv/bin/mpiexec
   [ -x "$launcher" ] || { echo "setup-abi-matrix: $spec installed no $launcher" >&2; return 1; }
 
-  mkdir -p "$shim"
-  echo "/* empty: the shim only carries its soname, DT_NEEDED and RUNPATH */" > "$shim/empty.c"
-  "$cc" -shared -o "$shim/libmpich.so.12" "$shim/empty.c" -Wl,-soname,libmpich.so.12 -Wl,--no-as-needed \
-        -L"$venv/lib" -l:libmpi.so.12 -Wl,-rpath,"$venv/lib"
+  mcrpmpi_soname_alias "$shim/libmpich.so.12" "$libmpi" --runpath
 
   local version
   version=$("$venv/bin/python" -m pip show "${spec%%[=<>]*}" 2>/dev/null | sed -n 's/^Version: //p')

@@ -4,8 +4,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MCRPMPI_BUILD_DIR:-$root/build}
-# mpi4py is compiled from its sdist (one compiler process, about 5.75 min alone) while the project
-# builds: on the 2-core machine the setup took 10.5 min so against 11.8 one after the other.
+# The Python environment (NumPy and mpi4py's wheel: pip downloads, about half a minute) is made
+# while the project builds.
 "$root/scripts/setup.sh" --packages-only
 python_log=$(mktemp)
 python_pid=""

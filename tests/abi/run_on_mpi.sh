@@ -8,7 +8,7 @@
 #   MODE    preload: LIBRARY is preloaded into the ranks; linked: PROGRAM links it itself;
 #           plain: no library (checks the test program itself on that MPI)
 #   --python  PROGRAM is a Python script, run by that MPI's venv (mpi4py wheel + NumPy); for debian
-#             by the build's python-venv (mpi4py built against libmpich.so.12)
+#             by the build's python-venv (mpi4py's wheel on Debian's libmpich.so.12)
 #
 # Test programs are linked against Debian's libmpich.so.12: for a wheel, the shim directory of
 # setup-abi-matrix.sh on LD_LIBRARY_PATH makes that soname load the wheel's libmpi.so.12.
