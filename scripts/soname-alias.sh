@@ -19,12 +19,7 @@ mcrpmpi_soname_alias() {
   local output=$1 target=$2 runpath=()
   [ "${3:-}" = --runpath ] && runpath=("-Wl,-rpath,$(dirname "$target")")
   mkdir -p "$(dirname "$output")"
-  local source
-  source=$(mktemp --suffix=.c)
-  echo "/* empty: the alias only carries its soname, DT_NEEDED and RUNPATH */" >"$source"
-  "${CC:-cc}" -shared -o "$output" "$source" -Wl,-soname,"$(basename "$output")" -Wl,--no-as-needed \
-    -L"$(dirname "$target")" -l:"$(basename "$target")" "${runpath[@]}"
-  local status=$?
-  rm -f "$source"
-  return $status
+  # An empty C source from stdin: the alias only carries its soname, DT_NEEDED and RUNPATH.
+  echo "" | "${CC:-cc}" -shared -o "$output" -x c - -x none -Wl,-soname,"$(basename "$output")" \
+    -Wl,--no-as-needed -L"$(dirname "$target")" -l:"$(basename "$target")" "${runpath[@]}"
 }
