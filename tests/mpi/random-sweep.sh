@@ -37,7 +37,7 @@ configs=(
   "coll_fresh_nccl_nb|3|$nccl MCRPMPI_POLLING_COLLECTIVES=1 MCRPMPI_NCCL_INLINE_LAUNCH=0|$coll --space fake-device --fresh-comms"
   "coll_fresh_nccl_threads|3|$nccl|$coll --space fake-device --fresh-comms --threads 3 --rounds 40"
 )
-failed=0
+runs=0 failed=0
 for seed in $(seq "$first" "$last"); do
   for config in "${configs[@]}"; do
     IFS='|' read -r name ranks environment command <<<"$config"
@@ -48,6 +48,7 @@ for seed in $(seq "$first" "$last"); do
     start=$SECONDS
     timeout -k 5 "$limit" "${launch[@]}" -n "$ranks" "${genv[@]}" "${program[@]}" --seed "$seed" >"$out/current.log" 2>&1
     rc=$?
+    runs=$((runs + 1))
     echo "$seed $name rc=$rc $((SECONDS - start)) s" >>"$out/runs"
     if ((rc != 0)); then
       failed=$((failed + 1))
@@ -56,5 +57,5 @@ for seed in $(seq "$first" "$last"); do
     fi
   done
 done
-echo "random-sweep: seeds $first-$last: $(wc -l <"$out/runs") runs recorded in $out/runs, $failed failed"
+echo "random-sweep: seeds $first-$last: $runs runs (appended to $out/runs), $failed failed"
 ((failed == 0))
