@@ -22,4 +22,9 @@ inline bool is_datatype_handle(MPI_Datatype type) {
   return (handle_bits(type) & 0x3c000000u) == 0x0c000000u && (handle_bits(type) >> 30) != 0;
 }
 
+// A communicator handle that is not MPI_COMM_NULL nor an object of another kind.
+inline bool is_comm_handle(MPI_Comm comm) {
+  return (handle_bits(comm) & 0x3c000000u) == 0x04000000u && (handle_bits(comm) >> 30) != 0;
+}
+
 }  // namespace mcrp

@@ -134,14 +134,15 @@ mcrpmpi_add_fake_nccl_test(coll_random.fresh_comms NBCOMM RANKS 3 4 TIMEOUT 120 
 mcrpmpi_add_fake_nccl_test(coll_random.fresh_comms.threads RANKS 3 TIMEOUT 120
                            COMMAND $<TARGET_FILE:test_coll_random_linked> --space fake-device --fresh-comms --threads 3 --rounds 40)
 # A rank blocked in a host receive, probe or wait (and, where the helper runs or blocking
-# collectives poll, a host barrier) while its peers wait for its nonblocking device allreduce on a
-# fresh communicator, whose NCCL setup only its library advances (tests/mpi/test_owed_progress.cpp):
-# every case hung before 2026-11-29.
+# collectives poll, a host barrier, MPI_Comm_dup or MPI_Comm_split) while its peers wait for its
+# nonblocking device allreduce on a fresh communicator, whose NCCL setup only its library advances
+# (tests/mpi/test_owed_progress.cpp): every case hung before 2026-11-29, the constructors under
+# MCRPMPI_POLLING_COLLECTIVES=1 until 2026-11-30 (runtime/constructor_meeting.h).
 mcrpmpi_add_fake_nccl_test(owed_progress NBCOMM RANKS 2 3 TIMEOUT 60
                            COMMAND $<TARGET_FILE:test_owed_progress> --space fake-device)
 mcrpmpi_add_fake_nccl_test(owed_progress.multiple RANKS 2 3 TIMEOUT 60
                            COMMAND $<TARGET_FILE:test_owed_progress> --space fake-device --init multiple --with-barrier)
-mcrpmpi_add_fake_nccl_test(owed_progress.polling RANKS 3 TIMEOUT 60 ENV MCRPMPI_POLLING_COLLECTIVES=1
+mcrpmpi_add_fake_nccl_test(owed_progress.polling NBCOMM RANKS 2 3 TIMEOUT 60 ENV MCRPMPI_POLLING_COLLECTIVES=1
                            COMMAND $<TARGET_FILE:test_owed_progress> --space fake-device --with-barrier)
 mcrpmpi_add_fake_nccl_test(p2p_random.asserted.rendezvous_only RANKS 3 TIMEOUT 120
                            ENV MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=nccl MCRPMPI_P2P_EAGER_LIMIT=0

@@ -24,7 +24,9 @@
 //   MPI_THREAD_MULTIPLE, each with rounds (seed + thread) and communicators of its own
 //   --avoid-mpich-defects: leaves out what plain MPICH 4.0.2 gets wrong (for runs without the library)
 //   --fresh-comms: the duplicate and the half made anew every round and freed by each rank at a
-//     point of its own, their collectives perhaps outstanding (see Comms)
+//     point of its own, their collectives perhaps outstanding (see Comms); and at every fence,
+//     after a rank's early completions, a communicator made from the world one and freed at once
+//     (MPI_Comm_dup and MPI_Comm_split in turn), while the rank's other requests are outstanding
 // A failure names its round, seed and collective; MCRP_TEST_TRACE=1 prints every call first.
 #include <mpi.h>
 
@@ -247,6 +249,7 @@ class Comms {
   MPI_Comm comm(int k) const { return comms_[k]; }
   // Made anew every round (--fresh-comms only).
   bool fresh(int k) const { return fresh_comms_ && k < count_ && kFreshKind[k]; }
+  bool fresh_comms() const { return fresh_comms_; }
 
   // Makes again, for round `round`, every fresh communicator freed in the round before.
   void remake_freed(int round) {
@@ -255,6 +258,19 @@ class Comms {
     }
   }
   int free(int k) { return MPI_Comm_free(&comms_[k]); }
+  // A constructor collective over the world communicator, which every rank makes at the same
+  // fence: a rank blocked inside one must not starve a peer that first waits for this rank's
+  // outstanding collectives (runtime/constructor_meeting.h). Returns what went wrong, or "".
+  std::string make_and_free_at_fence(int fence) {
+    const MPI_Comm world = comms_[0];
+    MPI_Comm made = MPI_COMM_NULL;
+    const int rank = rank_of(world);
+    const int rc = fence % 2 == 0 ? MPI_Comm_dup(world, &made) : MPI_Comm_split(world, rank % 2, rank, &made);
+    if (rc != MPI_SUCCESS || made == MPI_COMM_NULL) {
+      return std::string(fence % 2 == 0 ? "MPI_Comm_dup" : "MPI_Comm_split") + " returned " + std::to_string(rc);
+    }
+    return MPI_Comm_free(&made) == MPI_SUCCESS ? "" : "MPI_Comm_free of the communicator made at a fence failed";
+  }
 
  private:
   void make(int kind, int round) {
@@ -741,6 +757,11 @@ void run_round(const Job& job, const Round& round) {
       for (Issued* o : outstanding) (mine.coin() ? some : rest).push_back(o);
       complete_all(job, round, some, mine.coin() ? Completion::waitall : Completion::wait_reversed);
       outstanding = rest;
+    }
+    if (job.comms.fresh_comms()) {
+      const std::string failed = job.comms.make_and_free_at_fence(static_cast<int>(end));
+      job.checker.check(failed.empty(), where(job, round) + ": at the fence before #" + std::to_string(end) + ": " +
+                                            failed);
     }
     issue(round.ops[end]);
     next = end + 1;

@@ -15,6 +15,9 @@
 //   barrier  MPI_Barrier(MPI_COMM_WORLD)              / every rank joins it (--with-barrier only: it
 //            completes where the helper thread runs, MPI_THREAD_MULTIPLE or MCRPMPI_PROGRESS_THREAD=1,
 //            or under MCRPMPI_POLLING_COLLECTIVES=1; README "Nonblocking and persistent collectives")
+//   dup      MPI_Comm_dup(MPI_COMM_WORLD)             / every rank makes it (--with-barrier only, as the
+//            barrier: a constructor is a blocking collective of the base MPI's)
+//   split    MPI_Comm_split(MPI_COMM_WORLD) by parity / the same
 // With NCCL loaded (the fake one in CI) the first three hung before 2026-11-29 (rank 0 blocked in
 // the base MPI's receive, probe or wait); staged (asynchronous fake copies) they passed without the
 // change too, and run as a control.
@@ -40,9 +43,25 @@ constexpr int kTag = 17;
 constexpr int kHostInts = 64;
 constexpr int kDeviceInts = 1000;
 
-enum class Elsewhere { recv, probe, wait, barrier };
-constexpr const char* kElsewhereNames[] = {"MPI_Recv", "MPI_Probe + MPI_Recv", "MPI_Irecv + MPI_Wait",
-                                           "MPI_Barrier(MPI_COMM_WORLD)"};
+enum class Elsewhere { recv, probe, wait, barrier, dup, split };
+constexpr const char* kElsewhereNames[] = {"MPI_Recv",
+                                           "MPI_Probe + MPI_Recv",
+                                           "MPI_Irecv + MPI_Wait",
+                                           "MPI_Barrier(MPI_COMM_WORLD)",
+                                           "MPI_Comm_dup(MPI_COMM_WORLD)",
+                                           "MPI_Comm_split(MPI_COMM_WORLD)"};
+
+// Every rank makes a communicator from MPI_COMM_WORLD: a duplicate, or the ranks of its parity.
+void make_communicator(Checker& checker, Elsewhere where, int rank, const std::string& what) {
+  MPI_Comm made = MPI_COMM_NULL;
+  const int rc = where == Elsewhere::dup ? MPI_Comm_dup(MPI_COMM_WORLD, &made)
+                                         : MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &made);
+  const int world = size_of(MPI_COMM_WORLD);
+  const int expected = where == Elsewhere::dup ? world : (world + 1 - rank % 2) / 2;
+  checker.check(rc == MPI_SUCCESS && made != MPI_COMM_NULL && size_of(made) == expected,
+                what + ": the new communicator");
+  if (made != MPI_COMM_NULL) MPI_Comm_free(&made);
+}
 
 // X on rank 0, Y on the others: a host message from rank 1 to rank 0, or a barrier.
 void elsewhere(Checker& checker, Elsewhere where, int rank, const std::string& what) {
@@ -50,6 +69,10 @@ void elsewhere(Checker& checker, Elsewhere where, int rank, const std::string& w
   for (int i = 0; i < kHostInts; ++i) message[static_cast<std::size_t>(i)] = i * 13 + 5;
   if (where == Elsewhere::barrier) {
     checker.check(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, what + ": the barrier");
+    return;
+  }
+  if (where == Elsewhere::dup || where == Elsewhere::split) {
+    make_communicator(checker, where, rank, what);
     return;
   }
   if (rank == 1) {
@@ -107,8 +130,9 @@ int main(int argc, char** argv) {
       if (rank == 0) std::printf("SKIP: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
     } else if (space) {
       Checker checker;
-      for (const Elsewhere where : {Elsewhere::recv, Elsewhere::probe, Elsewhere::wait, Elsewhere::barrier}) {
-        if (where == Elsewhere::barrier && !flag(argc, argv, "--with-barrier")) continue;
+      for (const Elsewhere where : {Elsewhere::recv, Elsewhere::probe, Elsewhere::wait, Elsewhere::barrier,
+                                    Elsewhere::dup, Elsewhere::split}) {
+        if (where >= Elsewhere::barrier && !flag(argc, argv, "--with-barrier")) continue;
         run_case(checker, *space, where, rank, size);
       }
       exit_code = checker.finish(MPI_COMM_WORLD, "test_owed_progress");
