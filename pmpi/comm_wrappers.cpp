@@ -8,21 +8,21 @@
 // communicators stay on the staged path. MPI_Comm_get_info reports what the library adds: the
 // memory allocation kinds it supports (runtime/memory_alloc_kinds.h) and the assertion it acts on.
 // Under MCRPMPI_POLLING_COLLECTIVES=1 the members of each collective constructor meet first in a
-// polled barrier (runtime/constructor_meeting.h), but for MPI_Comm_create_group: only the group's
+// polled barrier (runtime/base_collective_meeting.h), but for MPI_Comm_create_group: only the group's
 // members call it, so no barrier over the parent could match.
 #include <mpi.h>
 
 #include "p2p/assertion.h"
-#include "runtime/constructor_meeting.h"
+#include "runtime/base_collective_meeting.h"
 #include "runtime/memory_alloc_kinds.h"
 
 namespace {
 
 // A constructor collective over `parent`, after its members met where a blocked member could starve
-// a peer (runtime/constructor_meeting.h).
+// a peer (runtime/base_collective_meeting.h).
 template <class Construct>
 int construct(MPI_Comm parent, Construct base_constructor) {
-  const int rc = mcrp::meet_before_constructor(parent);
+  const int rc = mcrp::meet_before_base_collective(parent);
   return rc == MPI_SUCCESS ? base_constructor() : rc;
 }
 

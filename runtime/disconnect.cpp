@@ -1,5 +1,6 @@
 #include "runtime/disconnect.h"
 
+#include "runtime/base_collective_meeting.h"
 #include "runtime/handle_holds.h"
 #include "runtime/persistent.h"
 #include "runtime/requests.h"
@@ -12,7 +13,8 @@ int disconnect_comm(MPI_Comm* comm) {
   const int freed = check_not_freed(disconnecting, "MPI_Comm_disconnect");
   if (freed != MPI_SUCCESS) return freed;
   finish_requests_on(disconnecting);
-  const int rc = PMPI_Comm_disconnect(comm);
+  int rc = meet_before_base_collective(disconnecting);
+  if (rc == MPI_SUCCESS) rc = PMPI_Comm_disconnect(comm);
   if (rc == MPI_SUCCESS) comm_disconnected(disconnecting);
   return rc;
 }

@@ -8,7 +8,8 @@ namespace mcrp {
 // while active remain on the communicator, and the call waits for the latter. So:
 // - the library's own operations on it (freed ones included) finish first: the base MPI cannot see
 //   them, and after the call the NCCL communicator and protocol engine they use are released;
-// - then the base MPI's disconnect;
+// - under MCRPMPI_POLLING_COLLECTIVES=1 the members meet in a polled barrier
+//   (runtime/base_collective_meeting.h), then the base MPI's disconnect;
 // - then the library's persistent requests on it let it go (runtime/persistent.h): a later
 //   MPI_Start of one fails with MPI_ERR_REQUEST, MPI_Request_free of one works.
 // A communicator the program already freed, which one of the library's requests still holds, is

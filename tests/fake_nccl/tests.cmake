@@ -137,7 +137,7 @@ mcrpmpi_add_fake_nccl_test(coll_random.fresh_comms.threads RANKS 3 TIMEOUT 120
 # collectives poll, a host barrier, MPI_Comm_dup or MPI_Comm_split) while its peers wait for its
 # nonblocking device allreduce on a fresh communicator, whose NCCL setup only its library advances
 # (tests/mpi/test_owed_progress.cpp): every case hung before 2026-11-29, the constructors under
-# MCRPMPI_POLLING_COLLECTIVES=1 until 2026-11-30 (runtime/constructor_meeting.h).
+# MCRPMPI_POLLING_COLLECTIVES=1 until that night (runtime/base_collective_meeting.h).
 mcrpmpi_add_fake_nccl_test(owed_progress NBCOMM RANKS 2 3 TIMEOUT 60
                            COMMAND $<TARGET_FILE:test_owed_progress> --space fake-device)
 mcrpmpi_add_fake_nccl_test(owed_progress.multiple RANKS 2 3 TIMEOUT 60

@@ -260,7 +260,7 @@ class Comms {
   int free(int k) { return MPI_Comm_free(&comms_[k]); }
   // A constructor collective over the world communicator, which every rank makes at the same
   // fence: a rank blocked inside one must not starve a peer that first waits for this rank's
-  // outstanding collectives (runtime/constructor_meeting.h). Returns what went wrong, or "".
+  // outstanding collectives (runtime/base_collective_meeting.h). Returns what went wrong, or "".
   std::string make_and_free_at_fence(int fence) {
     const MPI_Comm world = comms_[0];
     MPI_Comm made = MPI_COMM_NULL;

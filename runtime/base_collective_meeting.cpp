@@ -1,4 +1,4 @@
-#include "runtime/constructor_meeting.h"
+#include "runtime/base_collective_meeting.h"
 
 #include "runtime/config.h"
 #include "runtime/mpich_handles.h"
@@ -6,7 +6,7 @@
 
 namespace mcrp {
 
-int meet_before_constructor(MPI_Comm comm) {
+int meet_before_base_collective(MPI_Comm comm) {
   if (!config().polling_collectives || !is_comm_handle(comm)) return MPI_SUCCESS;
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = PMPI_Ibarrier(comm, &request);
