@@ -1,9 +1,16 @@
 // Memory held flat (issue 13): after a warm-up, many more mixed calls (tests/mpi/mixed_calls.h)
 // leave host RSS and the library's pinned and device pools where they were. `--leak-bytes N` leaks N
 // bytes a round on purpose, so that a registration can show the measurement catches a leak.
+//
+// A leak is a slope: resident memory must not grow over the second half of the calls after the
+// warm-up by more than the slack. A one-time step is allowed up to --rss-step-kib over the whole
+// run after the warm-up: on the H200 (2026-11-27 and 2026-11-30, 2 ranks under MPS) rank 0's RSS
+// stepped up once by 38 MiB, in one run before the warm-up's end and in two after it (between
+// rounds 1024 and 2048), then stayed flat to 100,285 calls; on the H100 steps of 34 MB came right
+// after NCCL communicators came and went (likely malloc arenas for NCCL's threads; not verified).
 //   test_memory_flat --space host|fake-device|device [--calls 100000] [--rss-slack-kib 4096]
-//                    [--warmup-rounds 1024] [--report-every ROUNDS]   (rank 0 prints RSS and pools every
-//                    ROUNDS rounds: where it grows)
+//                    [--rss-step-kib 65536] [--warmup-rounds 1024] [--report-every ROUNDS]
+//                    (rank 0 prints RSS and pools every ROUNDS rounds: where it grows)
 #include <dlfcn.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -76,12 +83,16 @@ void report(const char* when, const Snapshot& s, int rank) {
   std::printf("\n");
 }
 
-void compare(Checker& checker, const Snapshot& warm, const Snapshot& end, long slack_kib) {
+void compare(Checker& checker, const Snapshot& warm, const Snapshot& middle, const Snapshot& end, long slack_kib,
+             long step_kib) {
   // Single-threaded, nothing is in flight when a communicator is freed: it goes at once, not later.
   checker.check(end.retired <= 0, "NCCL communicators freed and not destroyed: " + std::to_string(end.retired));
-  checker.check(end.rss_kib - warm.rss_kib <= slack_kib,
+  checker.check(end.rss_kib - middle.rss_kib <= slack_kib,
+                "resident memory after warm-up grew by " + std::to_string(end.rss_kib - middle.rss_kib) +
+                    " KiB over the second half of the calls (allowed " + std::to_string(slack_kib) + ")");
+  checker.check(end.rss_kib - warm.rss_kib <= step_kib,
                 "resident memory after warm-up grew by " + std::to_string(end.rss_kib - warm.rss_kib) +
-                    " KiB (allowed " + std::to_string(slack_kib) + ")");
+                    " KiB in all (allowed " + std::to_string(step_kib) + ")");
   if (!end.pools.known) return;
   for (int kind = 0; kind < 2; ++kind) {
     const std::string name = kind == 0 ? "pinned pool" : "device pool";
@@ -98,6 +109,7 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   const long calls_wanted = std::atol(option(argc, argv, "--calls", "100000").c_str());
   const long slack_kib = std::atol(option(argc, argv, "--rss-slack-kib", "4096").c_str());
+  const long step_kib = std::atol(option(argc, argv, "--rss-step-kib", "65536").c_str());
   const long leak_bytes = std::atol(option(argc, argv, "--leak-bytes", "0").c_str());
   const long report_every = std::atol(option(argc, argv, "--report-every", "0").c_str());
   const int warmup_rounds = std::atoi(option(argc, argv, "--warmup-rounds", "1024").c_str());
@@ -121,14 +133,22 @@ int main(int argc, char** argv) {
       while (round < warmup_rounds) calls += mix.run_round(round++);
       const Snapshot warm = snapshot(calls);
       report("after warm-up", warm, rank);
+      const long halfway = warm.calls + (calls_wanted - warm.calls) / 2;
+      Snapshot middle;
+      bool middle_taken = false;
       while (calls < calls_wanted || round % 64 != 0) {  // end where the warm-up ended, on a full mix
         calls += mix.run_round(round++);
         if (leak_bytes > 0) std::memset(std::malloc(static_cast<std::size_t>(leak_bytes)), 1, leak_bytes);
         if (report_every > 0 && round % report_every == 0) report(("round " + std::to_string(round)).c_str(), snapshot(calls), rank);
+        if (!middle_taken && calls >= halfway && round % 64 == 0) {  // on a full mix too
+          middle = snapshot(calls);
+          middle_taken = true;
+          report("halfway", middle, rank);
+        }
       }
       const Snapshot end = snapshot(calls);
       report("at the end", end, rank);
-      compare(checker, warm, end, slack_kib);
+      compare(checker, warm, middle_taken ? middle : warm, end, slack_kib, step_kib);
       exit_code = checker.finish(MPI_COMM_WORLD, "memory_flat");
     }
   }
