@@ -18,14 +18,6 @@
 
 namespace {
 
-// A constructor collective over `parent`, after its members met where a blocked member could starve
-// a peer (runtime/base_collective_meeting.h).
-template <class Construct>
-int construct(MPI_Comm parent, Construct base_constructor) {
-  const int rc = mcrp::meet_before_base_collective(parent);
-  return rc == MPI_SUCCESS ? base_constructor() : rc;
-}
-
 // After a constructor: the new communicator is asserted when MCRPMPI_P2P_DEVICE_ONLY=1.
 int assert_new(int rc, MPI_Comm* created) {
   if (rc == MPI_SUCCESS && created != nullptr && mcrp::device_only_everywhere()) {
@@ -49,13 +41,13 @@ int assert_new_with_info(int rc, MPI_Comm* created, MPI_Info info) {
 extern "C" {
 
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
-  const int rc = construct(comm, [&] { return PMPI_Comm_set_info(comm, info); });
+  const int rc = mcrp::after_meeting(comm, [&] { return PMPI_Comm_set_info(comm, info); });
   if (rc == MPI_SUCCESS) mcrp::assert_device_only(comm, mcrp::info_asserts_device_only(info));
   return rc;
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
-  const int rc = construct(comm, [&] { return PMPI_Comm_dup_with_info(comm, info, newcomm); });
+  const int rc = mcrp::after_meeting(comm, [&] { return PMPI_Comm_dup_with_info(comm, info, newcomm); });
   return assert_new_with_info(rc, newcomm, info);
 }
 
@@ -63,7 +55,7 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
 // communicator is asserted too (engine_of answers alike on every rank: engines are made collectively).
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   const bool inherits = mcrp::engine_of(comm) != nullptr;
-  const int rc = construct(comm, [&] { return PMPI_Comm_dup(comm, newcomm); });
+  const int rc = mcrp::after_meeting(comm, [&] { return PMPI_Comm_dup(comm, newcomm); });
   if (rc == MPI_SUCCESS && (inherits || mcrp::device_only_everywhere())) mcrp::assert_device_only(*newcomm, true);
   return rc;
 }
@@ -76,17 +68,17 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  const int rc = construct(comm, [&] { return PMPI_Comm_split(comm, color, key, newcomm); });
+  const int rc = mcrp::after_meeting(comm, [&] { return PMPI_Comm_split(comm, color, key, newcomm); });
   return assert_new(rc, newcomm);
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
-  const int rc = construct(comm, [&] { return PMPI_Comm_split_type(comm, split_type, key, info, newcomm); });
+  const int rc = mcrp::after_meeting(comm, [&] { return PMPI_Comm_split_type(comm, split_type, key, info, newcomm); });
   return assert_new_with_info(rc, newcomm, info);
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
-  const int rc = construct(comm, [&] { return PMPI_Comm_create(comm, group, newcomm); });
+  const int rc = mcrp::after_meeting(comm, [&] { return PMPI_Comm_create(comm, group, newcomm); });
   return assert_new(rc, newcomm);
 }
 
@@ -97,26 +89,26 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* new
 // Stencil and graph codes exchange halos on these.
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
                     MPI_Comm* comm_cart) {
-  const int rc =
-      construct(comm_old, [&] { return PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart); });
+  const int rc = mcrp::after_meeting(
+      comm_old, [&] { return PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart); });
   return assert_new(rc, comm_cart);
 }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
-  const int rc = construct(comm, [&] { return PMPI_Cart_sub(comm, remain_dims, newcomm); });
+  const int rc = mcrp::after_meeting(comm, [&] { return PMPI_Cart_sub(comm, remain_dims, newcomm); });
   return assert_new(rc, newcomm);
 }
 
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder,
                      MPI_Comm* comm_graph) {
-  const int rc =
-      construct(comm_old, [&] { return PMPI_Graph_create(comm_old, nnodes, indx, edges, reorder, comm_graph); });
+  const int rc = mcrp::after_meeting(
+      comm_old, [&] { return PMPI_Graph_create(comm_old, nnodes, indx, edges, reorder, comm_graph); });
   return assert_new(rc, comm_graph);
 }
 
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
                           const int weights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph) {
-  const int rc = construct(comm_old, [&] {
+  const int rc = mcrp::after_meeting(comm_old, [&] {
     return PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
   });
   return assert_new_with_info(rc, comm_dist_graph, info);
@@ -125,7 +117,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
                                    int outdegree, const int destinations[], const int destweights[], MPI_Info info,
                                    int reorder, MPI_Comm* comm_dist_graph) {
-  const int rc = construct(comm_old, [&] {
+  const int rc = mcrp::after_meeting(comm_old, [&] {
     return PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations,
                                            destweights, info, reorder, comm_dist_graph);
   });
@@ -133,7 +125,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
 }
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
-  const int rc = construct(intercomm, [&] { return PMPI_Intercomm_merge(intercomm, high, newintracomm); });
+  const int rc = mcrp::after_meeting(intercomm, [&] { return PMPI_Intercomm_merge(intercomm, high, newintracomm); });
   return assert_new(rc, newintracomm);
 }
 

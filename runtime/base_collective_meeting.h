@@ -25,4 +25,12 @@ namespace mcrp {
 // handle that names no communicator (the call itself then reports it); else the barrier's result.
 int meet_before_base_collective(MPI_Comm comm);
 
+// The base MPI's call `base_call` (returning its MPI code) once the members met; the meeting's
+// error instead if it failed.
+template <class BaseCall>
+int after_meeting(MPI_Comm comm, BaseCall base_call) {
+  const int rc = meet_before_base_collective(comm);
+  return rc == MPI_SUCCESS ? base_call() : rc;
+}
+
 }  // namespace mcrp

@@ -13,8 +13,7 @@ int disconnect_comm(MPI_Comm* comm) {
   const int freed = check_not_freed(disconnecting, "MPI_Comm_disconnect");
   if (freed != MPI_SUCCESS) return freed;
   finish_requests_on(disconnecting);
-  int rc = meet_before_base_collective(disconnecting);
-  if (rc == MPI_SUCCESS) rc = PMPI_Comm_disconnect(comm);
+  const int rc = after_meeting(disconnecting, [comm] { return PMPI_Comm_disconnect(comm); });
   if (rc == MPI_SUCCESS) comm_disconnected(disconnecting);
   return rc;
 }

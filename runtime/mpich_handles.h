@@ -17,14 +17,16 @@ constexpr bool is_builtin_handle(Handle handle) {
   return (handle_bits(handle) >> 30) == 1u;
 }
 
-// A datatype handle that is not MPI_DATATYPE_NULL nor an object of another kind.
-inline bool is_datatype_handle(MPI_Datatype type) {
-  return (handle_bits(type) & 0x3c000000u) == 0x0c000000u && (handle_bits(type) >> 30) != 0;
+// A handle of the object kind `kind_bits` (bits 26-29 in place) that is not that kind's null handle.
+template <class Handle>
+constexpr bool is_handle_of_kind(Handle handle, unsigned kind_bits) {
+  return (handle_bits(handle) & 0x3c000000u) == kind_bits && (handle_bits(handle) >> 30) != 0;
 }
 
+// A datatype handle that is not MPI_DATATYPE_NULL nor an object of another kind.
+inline bool is_datatype_handle(MPI_Datatype type) { return is_handle_of_kind(type, 0x0c000000u); }
+
 // A communicator handle that is not MPI_COMM_NULL nor an object of another kind.
-inline bool is_comm_handle(MPI_Comm comm) {
-  return (handle_bits(comm) & 0x3c000000u) == 0x04000000u && (handle_bits(comm) >> 30) != 0;
-}
+inline bool is_comm_handle(MPI_Comm comm) { return is_handle_of_kind(comm, 0x04000000u); }
 
 }  // namespace mcrp

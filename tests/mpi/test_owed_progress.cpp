@@ -104,7 +104,7 @@ void run_case(Checker& checker, MemorySpace& space, Elsewhere where, int rank, i
   const std::string what = std::string("rank 0 in ") + kElsewhereNames[static_cast<int>(where)] + ", " + space.name();
   MPI_Comm fresh = MPI_COMM_NULL, spare = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
-  MPI_Comm_dup(MPI_COMM_WORLD, &spare);  // for the disconnect
+  if (where == Elsewhere::disconnect) MPI_Comm_dup(MPI_COMM_WORLD, &spare);
   std::vector<int> input(kDeviceInts);
   for (int i = 0; i < kDeviceInts; ++i) input[static_cast<std::size_t>(i)] = (rank + 1) * (i % 7 + 1);
   SpaceBuffer<int> send(space, input);
