@@ -11,7 +11,7 @@
 #include "p2p/chunked_transfer.h"
 #include "runtime/base_mpi.h"
 #include "runtime/errors.h"
-#include "tuning/table.h"
+#include "tuning/decision.h"
 
 namespace mcrp {
 namespace {
@@ -19,7 +19,7 @@ namespace {
 class MpiChannel final : public Channel {
  public:
   explicit MpiChannel(MPI_Comm comm)
-      : comm_(comm), staged_(!base_mpi_cuda_aware()), chunk_setting_(tuning::active_table().staged_chunk_bytes) {}
+      : comm_(comm), staged_(!base_mpi_cuda_aware()), chunk_setting_(tuning::staged_chunk_bytes()) {}
 
   Status launch(const std::vector<ChannelTransfer>& group) override {
     if (staged_) {

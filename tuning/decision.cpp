@@ -18,6 +18,11 @@ Override g_env_overrides[kCollKindCount] = {};
 Override g_forced[kCollKindCount] = {};
 constexpr long long kNotForced = -1;
 std::atomic<long long> g_forced_eager_limit{kNotForced};
+std::atomic<long long> g_forced_chunk{kNotForced};
+
+long long forced_bytes(std::optional<std::uint64_t> bytes) {
+  return bytes ? static_cast<long long>(*bytes) : kNotForced;
+}
 
 Override to_override(std::optional<Backend> backend) {
   if (!backend) return Override::none;
@@ -120,7 +125,16 @@ std::uint64_t p2p_eager_limit() {
 }
 
 void force_p2p_eager_limit(std::optional<std::uint64_t> bytes) {
-  g_forced_eager_limit.store(bytes ? static_cast<long long>(*bytes) : kNotForced, std::memory_order_release);
+  g_forced_eager_limit.store(forced_bytes(bytes), std::memory_order_release);
+}
+
+std::uint64_t staged_chunk_bytes() {
+  const long long forced = g_forced_chunk.load(std::memory_order_acquire);
+  return forced == kNotForced ? active_table().staged_chunk_bytes : static_cast<std::uint64_t>(forced);
+}
+
+void force_staged_chunk_bytes(std::optional<std::uint64_t> bytes) {
+  g_forced_chunk.store(forced_bytes(bytes), std::memory_order_release);
 }
 
 Decision decide(const Query& query) {
@@ -166,9 +180,23 @@ extern "C" int mcrpmpi_force_backend(int kind, int backend) {
   return 0;
 }
 
+namespace {
+
+// A C hook's byte count: negative means back to the table, above `max_bytes` is refused.
+int force_from_c(long long bytes, std::uint64_t max_bytes, void (*force)(std::optional<std::uint64_t>)) {
+  if (bytes >= 0 && static_cast<std::uint64_t>(bytes) > max_bytes) return -1;
+  force(bytes < 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(bytes)));
+  return 0;
+}
+
+}  // namespace
+
 extern "C" int mcrpmpi_force_p2p_eager_limit(long long bytes) {
   using namespace mcrp::tuning;
-  if (bytes > static_cast<long long>(kMaxP2pEagerLimitBytes)) return -1;
-  force_p2p_eager_limit(bytes < 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(bytes)));
-  return 0;
+  return force_from_c(bytes, kMaxP2pEagerLimitBytes, force_p2p_eager_limit);
+}
+
+extern "C" int mcrpmpi_force_staged_chunk_bytes(long long bytes) {
+  using namespace mcrp::tuning;
+  return force_from_c(bytes, kMaxStagedChunkBytes, force_staged_chunk_bytes);
 }

@@ -86,6 +86,16 @@ MCRPMPI_TUNING_API std::uint64_t p2p_eager_limit();
 // for the largest header its peers may send), as mcrpmpi-tune does on every rank.
 MCRPMPI_TUNING_API void force_p2p_eager_limit(std::optional<std::uint64_t> bytes);
 
+// The chunk of the pipelined staged path (table.h) for a call started now: the forced one
+// (force_staged_chunk_bytes) if any, else the table's.
+MCRPMPI_TUNING_API std::uint64_t staged_chunk_bytes();
+
+// Forces the chunk of pipelined staged calls started after it (std::nullopt: back to the table). For
+// the tuning suite, which times the staged path at several chunks in turn. Process-local: ranks cut a
+// call into chunks alike only when every rank of the communicator forces the same value between the
+// same two calls, as mcrpmpi-tune does on every rank.
+MCRPMPI_TUNING_API void force_staged_chunk_bytes(std::optional<std::uint64_t> bytes);
+
 }  // namespace mcrp::tuning
 
 // The same as force_backend, with C linkage so that mcrpmpi-tune can find it with dlsym in the loaded
@@ -97,3 +107,8 @@ extern "C" MCRPMPI_TUNING_API int mcrpmpi_force_backend(int kind, int backend);
 // a negative value goes back to the table. Returns 0, or -1 (and changes nothing) above the largest
 // limit the table accepts (kMaxP2pEagerLimitBytes).
 extern "C" MCRPMPI_TUNING_API int mcrpmpi_force_p2p_eager_limit(long long bytes);
+
+// The same as force_staged_chunk_bytes, with C linkage for mcrpmpi-tune: bytes >= 0 forces that chunk
+// (0: unpipelined), a negative value goes back to the table. Returns 0, or -1 (and changes nothing)
+// above the largest chunk the table accepts (kMaxStagedChunkBytes).
+extern "C" MCRPMPI_TUNING_API int mcrpmpi_force_staged_chunk_bytes(long long bytes);

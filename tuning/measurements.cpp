@@ -38,6 +38,7 @@ bool parse_double(const std::string& text, double* value) {
 }
 
 constexpr const char* kP2pName = "p2p";
+constexpr const char* kChunkName = "staged_chunk";
 
 // The columns both kinds of row share.
 struct CommonFields {
@@ -85,6 +86,14 @@ bool parse_p2p_row(const std::vector<std::string>& f, EagerMeasurement* m, std::
   return why->empty();
 }
 
+bool parse_chunk_row(const std::vector<std::string>& f, ChunkMeasurement* m, std::string* why) {
+  CommonFields c;
+  std::uint64_t chunk_bytes = 0;
+  if (!parse_u64(f[4], &chunk_bytes)) *why = "bad path \"" + f[4] + "\" (the chunk's bytes for staged_chunk)";
+  else if (parse_common(f, &c, why)) *m = ChunkMeasurement{c.comm_size, c.topology, c.bytes, chunk_bytes, c.latency_us, c.iterations};
+  return why->empty();
+}
+
 std::string csv_row(const char* name, int comm_size, Topology topology, std::uint64_t bytes, const char* path,
                     double latency_us, int iterations) {
   char latency[32];
@@ -109,8 +118,13 @@ std::string to_csv_row(const EagerMeasurement& m) {
   return csv_row(kP2pName, m.comm_size, m.topology, m.bytes, protocol_name(m.protocol), m.latency_us, m.iterations);
 }
 
+std::string to_csv_row(const ChunkMeasurement& m) {
+  return csv_row(kChunkName, m.comm_size, m.topology, m.bytes, std::to_string(m.chunk_bytes).c_str(), m.latency_us,
+                 m.iterations);
+}
+
 bool read_measurements_csv(const std::string& path, std::vector<Measurement>* out, std::string* error,
-                           std::vector<EagerMeasurement>* p2p) {
+                           std::vector<EagerMeasurement>* p2p, std::vector<ChunkMeasurement>* chunks) {
   std::ifstream in(path);
   if (!in) {
     *error = path + ": cannot open";
@@ -126,10 +140,13 @@ bool read_measurements_csv(const std::string& path, std::vector<Measurement>* ou
     std::string why;
     Measurement collective;
     EagerMeasurement point;
+    ChunkMeasurement chunk;
     if (fields.size() != 7) {
       why = "expected 7 fields, found " + std::to_string(fields.size());
     } else if (fields[0] == kP2pName) {
       if (parse_p2p_row(fields, &point, &why) && p2p != nullptr) p2p->push_back(point);
+    } else if (fields[0] == kChunkName) {
+      if (parse_chunk_row(fields, &chunk, &why) && chunks != nullptr) chunks->push_back(chunk);
     } else if (parse_collective_row(fields, &collective, &why)) {
       out->push_back(collective);
     }

@@ -1,7 +1,8 @@
 // What the tuning suite measures, and the CSV file it keeps them in (one row per measurement:
 // collective,comm_size,topology,bytes,path,latency_us,iterations). Point-to-point rows of the eager
-// limit use the same columns with collective "p2p" and path "inline" or "rendezvous"; files
-// without them (older ones) read as before.
+// limit use the same columns with collective "p2p" and path "inline" or "rendezvous"; rows of the
+// staged path's chunk use collective "staged_chunk" and the chunk's bytes as the path (0:
+// unpipelined). Files without them (older ones) read as before.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -35,13 +36,27 @@ struct EagerMeasurement {
   int iterations = 0;
 };
 
+// One point of the staged path's chunk measurement (tune_chunk.h): a staged allreduce of `bytes`
+// cut into chunks of `chunk_bytes`.
+struct ChunkMeasurement {
+  int comm_size = 2;
+  Topology topology = Topology::any;
+  std::uint64_t bytes = 0;        // per rank, as for the collectives
+  std::uint64_t chunk_bytes = 0;  // the setting timed; 0: unpipelined (one chunk)
+  double latency_us = 0;          // mean over iterations, the slowest rank's
+  int iterations = 0;
+};
+
 std::string measurements_csv_header();
 std::string to_csv_row(const Measurement& m);
 std::string to_csv_row(const EagerMeasurement& m);
+std::string to_csv_row(const ChunkMeasurement& m);
 
 // Reads the CSV written by mcrpmpi-tune: collective rows into `out`, point-to-point rows into `p2p`
-// (checked, and dropped when `p2p` is null). On error returns false and says which line is wrong.
+// and chunk rows into `chunks` (each kind checked, and dropped when its vector is null). On error
+// returns false and says which line is wrong.
 bool read_measurements_csv(const std::string& path, std::vector<Measurement>* out, std::string* error,
-                           std::vector<EagerMeasurement>* p2p = nullptr);
+                           std::vector<EagerMeasurement>* p2p = nullptr,
+                           std::vector<ChunkMeasurement>* chunks = nullptr);
 
 }  // namespace mcrp::tuning

@@ -58,10 +58,13 @@ std::vector<Range> choose_ranges(const Group& sizes, double margin) {
 }  // namespace
 
 Table build_table(const std::vector<Measurement>& measurements, double margin,
-                  const std::vector<EagerMeasurement>& p2p) {
+                  const std::vector<EagerMeasurement>& p2p, const std::vector<ChunkMeasurement>& chunks) {
   Table table;
   table.source = Source::tuning_file;
   if (const std::optional<std::uint64_t> limit = choose_eager_limit(p2p, margin)) table.p2p_eager_limit_bytes = *limit;
+  if (const std::optional<std::uint64_t> chunk = choose_staged_chunk(chunks, table.staged_chunk_bytes, margin)) {
+    table.staged_chunk_bytes = *chunk;
+  }
   for (const auto& [key, sizes] : group(measurements)) {
     const auto [kind, comm_size, topology] = key;
     table.per_kind[kind].push_back(Rules{comm_size, static_cast<Topology>(topology), choose_ranges(sizes, margin)});
@@ -70,10 +73,12 @@ Table build_table(const std::vector<Measurement>& measurements, double margin,
 }
 
 QualityReport judge_table(const std::vector<Measurement>& measurements, const Table& table,
-                          const std::vector<EagerMeasurement>& p2p) {
+                          const std::vector<EagerMeasurement>& p2p, const std::vector<ChunkMeasurement>& chunks) {
   QualityReport report;
   report.p2p_points = judge_eager_limit(p2p, table.p2p_eager_limit_bytes, &report.unmeasured);
   for (const EagerQualityPoint& q : report.p2p_points) report.worst = std::max(report.worst, q.ratio);
+  report.chunk_points = judge_staged_chunk(chunks, table.staged_chunk_bytes, &report.unmeasured);
+  for (const ChunkQualityPoint& q : report.chunk_points) report.worst = std::max(report.worst, q.ratio);
   for (const auto& [key, sizes] : group(measurements)) {
     const auto [kind, comm_size, topology] = key;
     for (const auto& [bytes, point] : sizes) {
@@ -119,7 +124,12 @@ std::string format_quality(const QualityReport& report, double goal) {
     add("p2p eager limit", q.chosen.comm_size, q.chosen.topology, q.chosen.bytes, protocol_name(q.chosen.protocol),
         q.chosen.latency_us, q.best_us, q.ratio);
   }
-  const std::size_t count = report.points.size() + report.p2p_points.size();
+  for (const ChunkQualityPoint& q : report.chunk_points) {
+    const std::string chunk = q.chosen.chunk_bytes == 0 ? "unpipelined" : std::to_string(q.chosen.chunk_bytes);
+    add("staged chunk", q.chosen.comm_size, q.chosen.topology, q.chosen.bytes, chunk.c_str(), q.chosen.latency_us,
+        q.best_us, q.ratio);
+  }
+  const std::size_t count = report.points.size() + report.p2p_points.size() + report.chunk_points.size();
   if (count == 0) {
     text += "no measured points\n";
     return text;

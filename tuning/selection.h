@@ -6,6 +6,7 @@
 
 #include "tuning/eager_limit.h"
 #include "tuning/measurements.h"
+#include "tuning/staged_chunk.h"
 #include "tuning/table.h"
 
 namespace mcrp::tuning {
@@ -15,9 +16,11 @@ namespace mcrp::tuning {
 // the faster path; a new range starts at the first size where the switch happens.
 // Hence every measured point's chosen latency is within (1 + margin) of the best.
 // The point-to-point rows set p2p_eager_limit_bytes (choose_eager_limit, with the same margin);
-// without them, or when they allow no choice, it keeps its default.
+// without them, or when they allow no choice, it keeps its default. The chunk rows set
+// staged_chunk_bytes the same way (choose_staged_chunk, the default kept unless another chunk is
+// more than `margin` faster).
 Table build_table(const std::vector<Measurement>& measurements, double margin,
-                  const std::vector<EagerMeasurement>& p2p = {});
+                  const std::vector<EagerMeasurement>& p2p = {}, const std::vector<ChunkMeasurement>& chunks = {});
 
 struct QualityPoint {
   Measurement chosen;     // the measurement of the path the table picks
@@ -28,12 +31,14 @@ struct QualityPoint {
 struct QualityReport {
   std::vector<QualityPoint> points;
   std::vector<EagerQualityPoint> p2p_points;  // the table's eager limit against the p2p rows
+  std::vector<ChunkQualityPoint> chunk_points;  // the table's staged chunk against the chunk rows
   int unmeasured = 0;     // points where the table picks a path that was not measured there
   double worst = 1;       // the largest ratio of either kind of point (1 when there are no points)
 };
 
 QualityReport judge_table(const std::vector<Measurement>& measurements, const Table& table,
-                          const std::vector<EagerMeasurement>& p2p = {});
+                          const std::vector<EagerMeasurement>& p2p = {},
+                          const std::vector<ChunkMeasurement>& chunks = {});
 
 // One line per point plus a summary naming the worst ratio and whether it meets `goal`.
 std::string format_quality(const QualityReport& report, double goal);

@@ -29,6 +29,9 @@ struct Rules {
 // (a copy call, an event and a base-MPI call, ~10-20 us on a GPU) is small next to the chunk's copy
 // time, small enough that copies and the host collective overlap from a few MiB on.
 inline constexpr std::uint64_t kDefaultStagedChunkBytes = 1 << 20;
+// No chunk is that large; the bound keeps rank 0's override within the signed 64-bit integers it is
+// broadcast in (shared_table.cpp).
+inline constexpr std::uint64_t kMaxStagedChunkBytes = std::uint64_t{1} << 62;
 
 // Device-only point-to-point (README, "Device-only communicators"): payloads up to this size travel
 // inside the matching header. Every rank must use the same value, since a receive is posted for the
@@ -71,9 +74,7 @@ struct ByteSetting {
 
 inline constexpr ByteSetting kByteSettings[] = {
     {"staged_chunk_bytes", "MCRPMPI_STAGED_CHUNK_BYTES", &Table::staged_chunk_bytes, kDefaultStagedChunkBytes,
-     // no chunk is that large; the bound keeps rank 0's override within the signed 64-bit
-     // integers it is broadcast in (shared_table.cpp)
-     std::uint64_t{1} << 62},
+     kMaxStagedChunkBytes},
     {"p2p_eager_limit_bytes", "MCRPMPI_P2P_EAGER_LIMIT", &Table::p2p_eager_limit_bytes, kDefaultP2pEagerLimitBytes,
      kMaxP2pEagerLimitBytes},
 };

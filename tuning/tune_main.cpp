@@ -1,7 +1,8 @@
-// mcrpmpi-tune: measures both paths of every routed collective on this machine and scale, and the
-// eager limit of device-only point-to-point, and writes a tuning file, a CSV of every measurement and
-// an SVG plot; `--quality CSV TABLE` judges a table. On a machine without a GPU it measures on the
-// library's fake device when MCRPMPI_FAKE_DEVICE=1 (CI, with the fake NCCL: tests/fake_nccl).
+// mcrpmpi-tune: measures the staged path's chunk, both paths of every routed collective on this
+// machine and scale, and the eager limit of device-only point-to-point, and writes a tuning file, a
+// CSV of every measurement and an SVG plot; `--quality CSV TABLE` judges a table. On a machine
+// without a GPU it measures on the library's fake device when MCRPMPI_FAKE_DEVICE=1 (CI, with the
+// fake NCCL: tests/fake_nccl).
 //   mpiexec -n 8 mcrpmpi-tune -o tuning.json --csv tuning.csv --plot tuning.svg
 // (under scripts/with-mps when ranks share a GPU: it cannot start the MPS daemon itself, since the
 // daemon must run before any rank touches CUDA, so it warns when ranks share a GPU without one)
@@ -22,6 +23,7 @@
 
 #include "tuning/selection.h"
 #include "tuning/svg_plot.h"
+#include "tuning/tune_chunk.h"
 #include "tuning/tune_memory.h"
 #include "tuning/tune_p2p.h"
 #include "tuning/tune_run.h"
@@ -56,8 +58,9 @@ std::string read_text(const std::string& path) {
 int report_quality(const std::string& csv, const std::string& table_path, double goal) {
   std::vector<Measurement> rows;
   std::vector<EagerMeasurement> p2p;
+  std::vector<ChunkMeasurement> chunks;
   std::string error;
-  if (!read_measurements_csv(csv, &rows, &error, &p2p)) {
+  if (!read_measurements_csv(csv, &rows, &error, &p2p, &chunks)) {
     std::fprintf(stderr, "mcrpmpi-tune: %s\n", error.c_str());
     return 1;
   }
@@ -66,7 +69,7 @@ int report_quality(const std::string& csv, const std::string& table_path, double
     std::fprintf(stderr, "mcrpmpi-tune: %s\n", parsed.error.c_str());
     return 1;
   }
-  const QualityReport report = judge_table(rows, *parsed.table, p2p);
+  const QualityReport report = judge_table(rows, *parsed.table, p2p, chunks);
   std::fputs(format_quality(report, goal).c_str(), stdout);
   return report.worst <= goal ? 0 : 2;
 }
@@ -88,11 +91,12 @@ FileMetadata describe_run(MPI_Comm world, double margin) {
 
 // Rank 0: the table chosen from the measurements, the CSV of them, the plot, and the quality figure.
 bool write_outputs(const std::vector<Measurement>& rows, const std::vector<EagerMeasurement>& p2p,
-                   const Outputs& outputs) {
-  const Table table = build_table(rows, outputs.margin, p2p);
+                   const std::vector<ChunkMeasurement>& chunks, const Outputs& outputs) {
+  const Table table = build_table(rows, outputs.margin, p2p, chunks);
   std::string csv = measurements_csv_header() + "\n";
   for (const Measurement& m : rows) csv += to_csv_row(m) + "\n";
   for (const EagerMeasurement& m : p2p) csv += to_csv_row(m) + "\n";
+  for (const ChunkMeasurement& m : chunks) csv += to_csv_row(m) + "\n";
   const bool written = write_text(outputs.table, write_tuning_file(table, describe_run(MPI_COMM_WORLD, outputs.margin))) &&
                        write_text(outputs.csv, csv) && write_text(outputs.plot, plot_svg(rows, table, p2p));
   if (!written) return false;
@@ -101,7 +105,11 @@ bool write_outputs(const std::vector<Measurement>& rows, const std::vector<Eager
     std::printf("mcrpmpi-tune: p2p eager limit %llu B%s\n", static_cast<unsigned long long>(table.p2p_eager_limit_bytes),
                 table.p2p_eager_limit_bytes == kDefaultP2pEagerLimitBytes ? " (the default: not written)" : "");
   }
-  std::fputs(format_quality(judge_table(rows, table, p2p), 1 + outputs.margin).c_str(), stdout);
+  if (!chunks.empty()) {
+    std::printf("mcrpmpi-tune: staged chunk %llu B%s\n", static_cast<unsigned long long>(table.staged_chunk_bytes),
+                table.staged_chunk_bytes == kDefaultStagedChunkBytes ? " (the default: not written)" : "");
+  }
+  std::fputs(format_quality(judge_table(rows, table, p2p, chunks), 1 + outputs.margin).c_str(), stdout);
   return true;
 }
 
@@ -121,33 +129,42 @@ int tune(const TuneOptions& options, const Outputs& outputs) {
       std::printf("mcrpmpi-tune: measuring on the library's fake device (MCRPMPI_FAKE_DEVICE=1): host memory, "
                   "figures for testing only\n");
     }
+    // The chunk first: the collectives' staged path is then timed with the chunk the table gets.
+    std::vector<ChunkMeasurement> chunks;
+    if (options.staged_chunk) chunks = measure_staged_chunk(MPI_COMM_WORLD, options, memory);
+    else if (rank == 0) std::printf("staged chunk: skipped (-c does not name staged_chunk)\n");
+    use_chosen_chunk(MPI_COMM_WORLD, chunks, outputs.margin);
     const std::vector<Measurement> rows = run_measurements(MPI_COMM_WORLD, options, memory);
     std::vector<EagerMeasurement> p2p;
     if (options.p2p) p2p = measure_eager_limit(MPI_COMM_WORLD, options, memory);
     else if (rank == 0) std::printf("p2p eager limit: skipped (-c does not name p2p)\n");
-    if (rank == 0) status = write_outputs(rows, p2p, outputs) ? 0 : 1;
+    if (rank == 0) status = write_outputs(rows, p2p, chunks, outputs) ? 0 : 1;
   }
   PMPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();
   return status;
 }
 
-// -c: the named collectives, and the eager limit when "p2p" is among them.
+// -c: the named collectives, the eager limit when "p2p" is among them and the staged chunk when
+// "staged_chunk" is.
 bool choose_kinds(const std::vector<std::string>& names, TuneOptions* options) {
   const std::vector<mcrp::CollKind> measurable = measurable_kinds();
   options->kinds.clear();
   options->p2p = false;
+  options->staged_chunk = false;
   for (const std::string& name : names) {
     mcrp::CollKind kind;
     if (name == "p2p") {
       options->p2p = true;
+    } else if (name == "staged_chunk") {
+      options->staged_chunk = true;
     } else if (mcrp::parse_kind(name.c_str(), &kind) &&
                std::find(measurable.begin(), measurable.end(), kind) != measurable.end()) {
       options->kinds.push_back(kind);
     } else {
       std::fprintf(stderr, "mcrpmpi-tune: cannot measure \"%s\" (measurable:", name.c_str());
       for (mcrp::CollKind k : measurable) std::fprintf(stderr, " %s", mcrp::kind_name(k));
-      std::fprintf(stderr, " p2p)\n");
+      std::fprintf(stderr, " p2p staged_chunk)\n");
       return false;
     }
   }
@@ -175,7 +192,8 @@ int main(int argc, char** argv) {
   app.add_option("--close", options.repeat.close, "close: the slower path within this much of the faster")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("-c,--collectives", kinds,
-                 "collectives to measure, and p2p for the point-to-point eager limit (default: all)")->delimiter(',');
+                 "collectives to measure, p2p for the point-to-point eager limit, staged_chunk for the staged "
+                 "path's chunk (default: all)")->delimiter(',');
   app.add_flag("--world-only", no_sub, "measure the world communicator only (no per-node, power-of-two ones)");
   app.add_option("--margin", outputs.margin, "switch path only when the other is this much faster")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();

@@ -37,22 +37,6 @@ int call_collective(CollKind kind, char* send, char* recv, std::uint64_t bytes, 
   }
 }
 
-// Mean latency in microseconds of the slowest rank; negative if the call failed.
-double time_collective(CollKind kind, DeviceBuffer& send, DeviceBuffer& recv, std::uint64_t bytes, MPI_Comm comm,
-                       int warmup, int iterations, DeviceMemory memory) {
-  int failed = 0;
-  for (int i = 0; i < warmup; ++i) failed |= call_collective(kind, send.get(), recv.get(), bytes, comm) != MPI_SUCCESS;
-  PMPI_Barrier(comm);
-  const double start = PMPI_Wtime();
-  for (int i = 0; i < iterations; ++i) failed |= call_collective(kind, send.get(), recv.get(), bytes, comm) != MPI_SUCCESS;
-  synchronize(memory);
-  double mine = failed ? -1e300 : (PMPI_Wtime() - start) * 1e6 / iterations, slowest = 0;
-  PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
-  int any_failed = 0;
-  PMPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
-  return any_failed ? -1 : slowest;
-}
-
 std::vector<SubComm> communicators(MPI_Comm world, bool sub_communicators) {
   std::vector<SubComm> comms{{world, false}};
   if (!sub_communicators) return comms;
@@ -82,6 +66,21 @@ bool needs_per_rank_blocks(CollKind kind) {
 }
 
 }  // namespace
+
+double time_collective(CollKind kind, DeviceBuffer& send, DeviceBuffer& recv, std::uint64_t bytes, MPI_Comm comm,
+                       int warmup, int iterations, DeviceMemory memory) {
+  int failed = 0;
+  for (int i = 0; i < warmup; ++i) failed |= call_collective(kind, send.get(), recv.get(), bytes, comm) != MPI_SUCCESS;
+  PMPI_Barrier(comm);
+  const double start = PMPI_Wtime();
+  for (int i = 0; i < iterations; ++i) failed |= call_collective(kind, send.get(), recv.get(), bytes, comm) != MPI_SUCCESS;
+  synchronize(memory);
+  double mine = failed ? -1e300 : (PMPI_Wtime() - start) * 1e6 / iterations, slowest = 0;
+  PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+  int any_failed = 0;
+  PMPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+  return any_failed ? -1 : slowest;
+}
 
 std::string rounds_note(const PairTiming& timing) {
   return timing.rounds > 1 ? " (medians of " + std::to_string(timing.rounds) + " rounds)" : std::string();

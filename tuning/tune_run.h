@@ -25,6 +25,7 @@ struct TuneOptions {
   int warmup = 3;
   std::vector<CollKind> kinds = measurable_kinds();  // the collectives to measure (none: only p2p)
   bool p2p = true;              // measure the eager limit of device-only point-to-point (tune_p2p.h)
+  bool staged_chunk = true;     // measure the staged path's chunk first (tune_chunk.h)
   bool sub_communicators = true;
   RepeatRule repeat;            // close points: medians of alternating rounds (paired_timing.h)
 };
@@ -34,6 +35,12 @@ bool libmcrpmpi_loaded();
 
 // Collective over `world`; requires libmcrpmpi_loaded(). Returns the measurements (complete on rank 0, where they are reported).
 std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& options, DeviceMemory memory);
+
+// `iterations` calls of `kind` with per-rank blocks of `bytes` (see call_collective) after `warmup`
+// untimed ones, collective over `comm`: the slowest rank's mean latency in microseconds, the same on
+// every rank, negative if a call failed on any rank.
+double time_collective(CollKind kind, DeviceBuffer& send, DeviceBuffer& recv, std::uint64_t bytes, MPI_Comm comm,
+                       int warmup, int iterations, DeviceMemory memory);
 
 // Timed calls per point: `iterations` at small sizes, fewer for large messages (about 1 GiB moved
 // per point), never fewer than 3.

@@ -195,15 +195,18 @@ endforeach()
 # 0 and 1); the script checks the files it writes (tune_end_to_end.sh). Two ranks: every collective
 # up to 64 KiB (the limit written is then the default as long as inline wins up to 64 KiB); three
 # ranks (world and a two-rank sub-communicator, oversubscribed on a 2-core machine): two collectives
-# up to 16 KiB, so that a limit below 65536 is written when inline wins throughout.
+# up to 16 KiB, so that a limit below 65536 is written when inline wins throughout. The staged chunk
+# (sizes from 256 KiB up) in a run of its own, two ranks up to 4 MiB: the allreduce's rows and the
+# chunk's; the 64 KiB runs check that the part says it was skipped.
 if(TARGET mcrpmpi-tune)
-  foreach(run "2;65536;all" "3;16384;allreduce,bcast,p2p")
+  foreach(run "2;65536;all;" "3;16384;allreduce,bcast,p2p,staged_chunk;" "2;4194304;allreduce,staged_chunk;.staged_chunk")
     list(GET run 0 np)
     list(GET run 1 max_bytes)
     list(GET run 2 kinds)
-    set(name mpi.fake_nccl.tune.np${np})
+    list(GET run 3 suffix)
+    set(name mpi.fake_nccl.tune${suffix}.np${np})
     add_test(NAME ${name}
-             COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/tune_end_to_end.sh ${CMAKE_CURRENT_BINARY_DIR}/tune-np${np}
+             COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/tune_end_to_end.sh ${CMAKE_CURRENT_BINARY_DIR}/tune${suffix}-np${np}
                      $<TARGET_FILE:mcrpmpi-tune> $<TARGET_FILE:mcrpmpi_fake_nccl> ${max_bytes} ${kinds}
                      ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS})
     set_tests_properties(${name} PROPERTIES TIMEOUT 120 PROCESSORS ${np} LABELS "mpi;${fake_nccl_labels};tuning")

@@ -173,16 +173,43 @@ class Suite {
       checker_.check(started == expected_chunks(n * static_cast<long>(sizeof(int)), sizeof(int)),
                      "chunks started by a " + std::to_string(n) + "-int allreduce: " + std::to_string(started));
     }
+    check_forced_chunk(counter);
+  }
+
+  // mcrpmpi-tune times the staged path at several chunks by forcing each on every rank between two
+  // calls (mcrpmpi_force_staged_chunk_bytes): the next call is cut by it, unpipelined by 0, and by the
+  // table's (MCRPMPI_STAGED_CHUNK_BYTES) again once released.
+  void check_forced_chunk(long long (*counter)()) {
+    using Force = int (*)(long long);
+    auto force = reinterpret_cast<Force>(dlsym(RTLD_DEFAULT, "mcrpmpi_force_staged_chunk_bytes"));
+    if (force == nullptr) {
+      checker_.skip("forced chunk: the library has no mcrpmpi_force_staged_chunk_bytes");
+      return;
+    }
+    const long n = 10 * std::max(1L, chunk_bytes_ / static_cast<long>(sizeof(int))) + 1;
+    const long bytes = n * static_cast<long>(sizeof(int));
+    for (long long setting : {4LL * chunk_bytes_, 0LL, -1LL}) {
+      checker_.check(force(setting) == 0, "mcrpmpi_force_staged_chunk_bytes(" + std::to_string(setting) + ")");
+      const long long before = counter();
+      allreduce(n, Form::blocking, false);
+      const long long started = counter() - before;
+      const long in_force = setting < 0 ? chunk_bytes_ : static_cast<long>(setting);
+      checker_.check(started == expected_chunks(bytes, sizeof(int), in_force),
+                     "chunks started by a " + std::to_string(n) + "-int allreduce with the chunk forced to " +
+                         std::to_string(setting) + ": " + std::to_string(started));
+    }
   }
 
  private:
   std::vector<int> roots() const { return size_ > 1 ? std::vector<int>{0, size_ - 1} : std::vector<int>{0}; }
 
-  // The README's rule: chunks of max(setting / unit, ceil(units / 1024)) units, pipelined from two.
-  long long expected_chunks(long bytes, long unit) const {
-    if (size_ < 2 || bytes == 0) return 0;
+  // The README's rule: chunks of max(setting / unit, ceil(units / 1024)) units, pipelined from two;
+  // a setting of 0 turns pipelining off.
+  long long expected_chunks(long bytes, long unit) const { return expected_chunks(bytes, unit, chunk_bytes_); }
+  long long expected_chunks(long bytes, long unit, long setting) const {
+    if (size_ < 2 || bytes == 0 || setting == 0) return 0;
     const long units = (bytes + unit - 1) / unit;
-    const long per = std::max({1L, chunk_bytes_ / unit, (units + 1023) / 1024});
+    const long per = std::max({1L, setting / unit, (units + 1023) / 1024});
     const long chunks = (units + per - 1) / per;
     return chunks >= 2 ? chunks : 0;
   }

@@ -84,6 +84,7 @@ class Precedence : public ::testing::Test {
     unsetenv("MCRPMPI_ALLREDUCE");
     force_backend(CollKind::allreduce, std::nullopt);
     force_p2p_eager_limit(std::nullopt);
+    force_staged_chunk_bytes(std::nullopt);
     install_table(builtin_table());
     load_settings();
   }
@@ -116,25 +117,50 @@ TEST_F(Precedence, BuiltInThenFileThenEnvThenForce) {
   EXPECT_EQ(mcrpmpi_force_backend(0, 2), -1);
 }
 
-TEST_F(Precedence, ForcedEagerLimitBeatsTheTableUntilReleased) {
-  EXPECT_EQ(p2p_eager_limit(), kDefaultP2pEagerLimitBytes);
+// A byte setting of the table the tuning suite forces (the eager limit, the staged chunk): the forced
+// value beats the table's through the C hook and the C++ setter alike, a value above the largest the
+// table accepts is refused (the forced one stays), and a release goes back to the table's.
+struct ForcedSetting {
+  std::uint64_t Table::*field;
+  std::uint64_t default_bytes;
+  std::uint64_t max_bytes;
+  std::uint64_t (*in_force)();
+  int (*force_from_c)(long long);
+  void (*force)(std::optional<std::uint64_t>);
+};
+
+void expect_forced_beats_the_table(const ForcedSetting& s) {
+  EXPECT_EQ(s.in_force(), s.default_bytes);
   Table table = builtin_table();
-  table.p2p_eager_limit_bytes = 4096;
+  table.*s.field = 4096;
   install_table(table);
-  EXPECT_EQ(p2p_eager_limit(), 4096u);
-  EXPECT_EQ(mcrpmpi_force_p2p_eager_limit(0), 0);
-  EXPECT_EQ(p2p_eager_limit(), 0u);
-  EXPECT_EQ(mcrpmpi_force_p2p_eager_limit(static_cast<long long>(kMaxP2pEagerLimitBytes)), 0);
-  EXPECT_EQ(p2p_eager_limit(), kMaxP2pEagerLimitBytes);
-  // Above the largest limit: refused, the forced value stays.
-  EXPECT_EQ(mcrpmpi_force_p2p_eager_limit(static_cast<long long>(kMaxP2pEagerLimitBytes) + 1), -1);
-  EXPECT_EQ(p2p_eager_limit(), kMaxP2pEagerLimitBytes);
-  EXPECT_EQ(mcrpmpi_force_p2p_eager_limit(-1), 0);
-  EXPECT_EQ(p2p_eager_limit(), 4096u);
-  force_p2p_eager_limit(100);
-  EXPECT_EQ(p2p_eager_limit(), 100u);
-  force_p2p_eager_limit(std::nullopt);
-  EXPECT_EQ(p2p_eager_limit(), 4096u);
+  EXPECT_EQ(s.in_force(), 4096u);
+  EXPECT_EQ(s.force_from_c(0), 0);
+  EXPECT_EQ(s.in_force(), 0u);
+  EXPECT_EQ(s.force_from_c(static_cast<long long>(s.max_bytes)), 0);
+  EXPECT_EQ(s.in_force(), s.max_bytes);
+  EXPECT_EQ(s.force_from_c(static_cast<long long>(s.max_bytes) + 1), -1);
+  EXPECT_EQ(s.in_force(), s.max_bytes);
+  EXPECT_EQ(s.force_from_c(-1), 0);
+  EXPECT_EQ(s.in_force(), 4096u);
+  s.force(100);
+  EXPECT_EQ(s.in_force(), 100u);
+  s.force(std::nullopt);
+  EXPECT_EQ(s.in_force(), 4096u);
+}
+
+TEST_F(Precedence, ForcedEagerLimitBeatsTheTableUntilReleased) {
+  expect_forced_beats_the_table({&Table::p2p_eager_limit_bytes, kDefaultP2pEagerLimitBytes, kMaxP2pEagerLimitBytes,
+                                 p2p_eager_limit, mcrpmpi_force_p2p_eager_limit, force_p2p_eager_limit});
+}
+
+TEST_F(Precedence, ForcedStagedChunkBeatsTheTableUntilReleased) {
+  expect_forced_beats_the_table({&Table::staged_chunk_bytes, kDefaultStagedChunkBytes, kMaxStagedChunkBytes,
+                                 staged_chunk_bytes, mcrpmpi_force_staged_chunk_bytes, force_staged_chunk_bytes});
+  // Each setting is forced on its own.
+  EXPECT_EQ(mcrpmpi_force_staged_chunk_bytes(64), 0);
+  EXPECT_EQ(p2p_eager_limit(), kDefaultP2pEagerLimitBytes);
+  EXPECT_EQ(mcrpmpi_force_staged_chunk_bytes(-1), 0);
 }
 
 TEST_F(Precedence, BadOrAutoEnvValueLeavesTheTable) {
