@@ -295,7 +295,7 @@ class NcclCall {
   // what needs packing and launches on that stream; does not wait for NCCL.
   Status launch(device::ProgressHook& progress, bool* enqueue_pending) {
     {
-      profile::StepTimer ordering(profile::Step::cuda);
+      profile::StepTimer ordering(profile::Step::order);
       MCRP_TRY(device::order_after_legacy_stream(comm_.device, stream()));
     }
     MCRP_TRY(send_.prepare(p_.layout.send, p_.send_type, comm_.device, stream(), progress, &p_.send_memory));
@@ -451,7 +451,7 @@ class DirectTurn {
 // the call, no trip through the queue. The device views use the router's classification.
 Status run_direct(const Prepared& p, NcclComm& comm, DirectTurn& turn) {
   profile::StepTimer launching(profile::Step::queue);
-  profile::StepTimer guarding(profile::Step::cuda);
+  profile::StepTimer guarding(profile::Step::device);
   device::DeviceGuard guard(comm.device);
   guarding.stop();
   MpiProgress progress(comm.handle);
@@ -462,7 +462,7 @@ Status run_direct(const Prepared& p, NcclComm& comm, DirectTurn& turn) {
   MCRP_TRY(nccl.after_enqueue());
   device::Event done;
   {
-    profile::StepTimer recording(profile::Step::cuda);
+    profile::StepTimer recording(profile::Step::record);
     MCRP_TRY(nccl.failed(device::record_event(nccl.stream(), done)));
   }
   turn.release();

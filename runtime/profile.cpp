@@ -138,7 +138,8 @@ void print_row(const char* operation, const char* path, Form form, const unsigne
 }  // namespace
 
 const char* step_name(Step step) {
-  static const char* const names[kStepCount] = {"classify", "decide", "queue", "cuda", "launch", "wait", "finish"};
+  static const char* const names[kStepCount] = {"classify", "decide", "queue", "device", "order",
+                                                "record",   "launch", "wait",  "finish"};
   return names[static_cast<int>(step)];
 }
 

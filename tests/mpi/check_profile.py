@@ -14,7 +14,7 @@ import argparse
 import subprocess
 import sys
 
-STEPS = ["classify", "decide", "queue", "cuda", "launch", "wait", "finish"]
+STEPS = ["classify", "decide", "queue", "device", "order", "record", "launch", "wait", "finish"]
 COLUMNS = ["operation", "form", "path", "calls", "first", "total"] + STEPS + ["other", "timer", "own"]
 TOLERANCE = 0.005  # us: each figure is printed rounded to 0.001
 
