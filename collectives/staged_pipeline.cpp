@@ -260,7 +260,7 @@ void PipelinedCallDeleter::operator()(PipelinedCall* call) const { delete call; 
 
 PipelinedCallPtr plan_pipelined(const Prepared& prepared) {
   PipelineShape shape;
-  if (!shape_pipeline(prepared, tuning::staged_chunk_bytes(), &shape)) return nullptr;
+  if (!shape_pipeline(prepared, tuning::staged_chunk_bytes(prepared.call->kind), &shape)) return nullptr;
   if (config().debug) {
     std::fprintf(stderr, "mcrpmpi[%d/%d]: %s staged in %d chunks of %zu bytes per row\n", prepared.self.rank,
                  prepared.self.size, mpi_name(prepared.call->kind), shape.plan.chunks, shape.plan.chunk_bytes);

@@ -19,6 +19,8 @@ Override g_forced[kCollKindCount] = {};
 constexpr long long kNotForced = -1;
 std::atomic<long long> g_forced_eager_limit{kNotForced};
 std::atomic<long long> g_forced_chunk{kNotForced};
+// Per collective, the forced chunk + 1, so that the zero every slot starts with means "not forced".
+std::atomic<std::uint64_t> g_forced_own_chunk_plus_one[kCollKindCount] = {};
 
 long long forced_bytes(std::optional<std::uint64_t> bytes) {
   return bytes ? static_cast<long long>(*bytes) : kNotForced;
@@ -137,6 +139,17 @@ void force_staged_chunk_bytes(std::optional<std::uint64_t> bytes) {
   g_forced_chunk.store(forced_bytes(bytes), std::memory_order_release);
 }
 
+std::uint64_t staged_chunk_bytes(CollKind kind) {
+  const std::uint64_t own = g_forced_own_chunk_plus_one[static_cast<int>(kind)].load(std::memory_order_acquire);
+  if (own != 0) return own - 1;
+  const long long forced = g_forced_chunk.load(std::memory_order_acquire);
+  return forced == kNotForced ? active_table().staged_chunk_for(kind) : static_cast<std::uint64_t>(forced);
+}
+
+void force_staged_chunk_bytes(CollKind kind, std::optional<std::uint64_t> bytes) {
+  g_forced_own_chunk_plus_one[static_cast<int>(kind)].store(bytes ? *bytes + 1 : 0, std::memory_order_release);
+}
+
 Decision decide(const Query& query) {
   const int k = static_cast<int>(query.kind);
   for (auto [slot, source] : {std::pair{g_forced[k], Source::forced}, std::pair{g_env_overrides[k], Source::env_override}}) {
@@ -199,4 +212,13 @@ extern "C" int mcrpmpi_force_p2p_eager_limit(long long bytes) {
 extern "C" int mcrpmpi_force_staged_chunk_bytes(long long bytes) {
   using namespace mcrp::tuning;
   return force_from_c(bytes, kMaxStagedChunkBytes, force_staged_chunk_bytes);
+}
+
+extern "C" int mcrpmpi_force_own_staged_chunk_bytes(int kind, long long bytes) {
+  using namespace mcrp::tuning;
+  if (kind < 0 || kind >= mcrp::kCollKindCount || !has_staged_pipeline(static_cast<mcrp::CollKind>(kind))) return -1;
+  if (bytes >= 0 && static_cast<std::uint64_t>(bytes) > kMaxStagedChunkBytes) return -1;
+  force_staged_chunk_bytes(static_cast<mcrp::CollKind>(kind),
+                           bytes < 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(bytes)));
+  return 0;
 }

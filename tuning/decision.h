@@ -96,6 +96,16 @@ MCRPMPI_TUNING_API std::uint64_t staged_chunk_bytes();
 // same two calls, as mcrpmpi-tune does on every rank.
 MCRPMPI_TUNING_API void force_staged_chunk_bytes(std::optional<std::uint64_t> bytes);
 
+// The chunk of a pipelined staged `kind` started now: the one forced for that collective, else the
+// one forced for all, else the table's for it (Table::staged_chunk_for). Point-to-point's staged
+// channel takes staged_chunk_bytes() above.
+MCRPMPI_TUNING_API std::uint64_t staged_chunk_bytes(CollKind kind);
+
+// Forces one collective's chunk, above the chunk forced for all (std::nullopt: back to that or the
+// table). For the tuning suite, which gives each collective the chunk it chose; process-local like
+// force_staged_chunk_bytes.
+MCRPMPI_TUNING_API void force_staged_chunk_bytes(CollKind kind, std::optional<std::uint64_t> bytes);
+
 }  // namespace mcrp::tuning
 
 // The same as force_backend, with C linkage so that mcrpmpi-tune can find it with dlsym in the loaded
@@ -112,3 +122,8 @@ extern "C" MCRPMPI_TUNING_API int mcrpmpi_force_p2p_eager_limit(long long bytes)
 // (0: unpipelined), a negative value goes back to the table. Returns 0, or -1 (and changes nothing)
 // above the largest chunk the table accepts (kMaxStagedChunkBytes).
 extern "C" MCRPMPI_TUNING_API int mcrpmpi_force_staged_chunk_bytes(long long bytes);
+
+// The same as force_staged_chunk_bytes(kind, bytes), with C linkage for mcrpmpi-tune: kind is a CollKind
+// value whose staged path is pipelined (has_staged_pipeline). Returns 0, or -1 (and changes nothing)
+// for another kind or a chunk above kMaxStagedChunkBytes.
+extern "C" MCRPMPI_TUNING_API int mcrpmpi_force_own_staged_chunk_bytes(int kind, long long bytes);

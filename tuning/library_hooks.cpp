@@ -21,6 +21,7 @@ LibraryHooks look_up() {
   find(library, "mcrpmpi_force_p2p_eager_limit", &hooks.force_p2p_eager_limit);
   find(library, "mcrpmpi_p2p_engine_eager_limit", &hooks.p2p_engine_eager_limit);
   find(library, "mcrpmpi_force_staged_chunk_bytes", &hooks.force_staged_chunk_bytes);
+  find(library, "mcrpmpi_force_own_staged_chunk_bytes", &hooks.force_own_staged_chunk_bytes);
   find(library, "mcrpmpi_fake_device_alloc", &hooks.fake_device_alloc);
   find(library, "mcrpmpi_fake_device_free", &hooks.fake_device_free);
   dlclose(library);  // only drops the reference RTLD_NOLOAD added

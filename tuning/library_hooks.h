@@ -13,6 +13,7 @@ struct LibraryHooks {
   int (*force_p2p_eager_limit)(long long bytes) = nullptr;         // mcrpmpi_force_p2p_eager_limit
   long long (*p2p_engine_eager_limit)(MPI_Comm comm) = nullptr;    // mcrpmpi_p2p_engine_eager_limit
   int (*force_staged_chunk_bytes)(long long bytes) = nullptr;      // mcrpmpi_force_staged_chunk_bytes
+  int (*force_own_staged_chunk_bytes)(int kind, long long bytes) = nullptr;  // mcrpmpi_force_own_staged_chunk_bytes
   void* (*fake_device_alloc)(std::size_t bytes) = nullptr;         // mcrpmpi_fake_device_alloc
   void (*fake_device_free)(void* pointer) = nullptr;               // mcrpmpi_fake_device_free
 };

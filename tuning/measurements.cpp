@@ -1,8 +1,11 @@
 #include "tuning/measurements.h"
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "tuning/table.h"
 
 namespace mcrp::tuning {
 namespace {
@@ -86,11 +89,24 @@ bool parse_p2p_row(const std::vector<std::string>& f, EagerMeasurement* m, std::
   return why->empty();
 }
 
+// "staged_chunk" (the allreduce) or "staged_chunk:<collective>"; false for any other first field.
+bool is_chunk_row(const std::string& first) {
+  return first.compare(0, std::strlen(kChunkName), kChunkName) == 0 &&
+         (first.size() == std::strlen(kChunkName) || first[std::strlen(kChunkName)] == ':');
+}
+
 bool parse_chunk_row(const std::vector<std::string>& f, ChunkMeasurement* m, std::string* why) {
   CommonFields c;
   std::uint64_t chunk_bytes = 0;
-  if (!parse_u64(f[4], &chunk_bytes)) *why = "bad path \"" + f[4] + "\" (the chunk's bytes for staged_chunk)";
-  else if (parse_common(f, &c, why)) *m = ChunkMeasurement{c.comm_size, c.topology, c.bytes, chunk_bytes, c.latency_us, c.iterations};
+  CollKind kind = CollKind::allreduce;
+  const bool named = f[0].size() > std::strlen(kChunkName);  // "staged_chunk:<collective>"
+  const std::string name = named ? f[0].substr(std::strlen(kChunkName) + 1) : "";
+  if (named && (!parse_kind(name.c_str(), &kind) || !has_staged_pipeline(kind)))
+    *why = "bad collective \"" + name + "\" for staged_chunk (one whose staged path is pipelined)";
+  else if (!parse_u64(f[4], &chunk_bytes))
+    *why = "bad path \"" + f[4] + "\" (the chunk's bytes for staged_chunk)";
+  else if (parse_common(f, &c, why))
+    *m = ChunkMeasurement{c.comm_size, c.topology, c.bytes, chunk_bytes, c.latency_us, c.iterations, kind};
   return why->empty();
 }
 
@@ -119,8 +135,8 @@ std::string to_csv_row(const EagerMeasurement& m) {
 }
 
 std::string to_csv_row(const ChunkMeasurement& m) {
-  return csv_row(kChunkName, m.comm_size, m.topology, m.bytes, std::to_string(m.chunk_bytes).c_str(), m.latency_us,
-                 m.iterations);
+  return csv_row((std::string(kChunkName) + ":" + kind_name(m.kind)).c_str(), m.comm_size, m.topology, m.bytes,
+                 std::to_string(m.chunk_bytes).c_str(), m.latency_us, m.iterations);
 }
 
 bool read_measurements_csv(const std::string& path, std::vector<Measurement>* out, std::string* error,
@@ -145,7 +161,7 @@ bool read_measurements_csv(const std::string& path, std::vector<Measurement>* ou
       why = "expected 7 fields, found " + std::to_string(fields.size());
     } else if (fields[0] == kP2pName) {
       if (parse_p2p_row(fields, &point, &why) && p2p != nullptr) p2p->push_back(point);
-    } else if (fields[0] == kChunkName) {
+    } else if (is_chunk_row(fields[0])) {
       if (parse_chunk_row(fields, &chunk, &why) && chunks != nullptr) chunks->push_back(chunk);
     } else if (parse_collective_row(fields, &collective, &why)) {
       out->push_back(collective);

@@ -1,8 +1,9 @@
 // What the tuning suite measures, and the CSV file it keeps them in (one row per measurement:
 // collective,comm_size,topology,bytes,path,latency_us,iterations). Point-to-point rows of the eager
 // limit use the same columns with collective "p2p" and path "inline" or "rendezvous"; rows of the
-// staged path's chunk use collective "staged_chunk" and the chunk's bytes as the path (0:
-// unpipelined). Files without them (older ones) read as before.
+// staged path's chunk use collective "staged_chunk:<collective>" ("staged_chunk:allreduce"; a bare
+// "staged_chunk", as the suite first wrote them, is the allreduce) and the chunk's bytes as the path
+// (0: unpipelined). Files without them (older ones) read as before.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -36,8 +37,8 @@ struct EagerMeasurement {
   int iterations = 0;
 };
 
-// One point of the staged path's chunk measurement (tune_chunk.h): a staged allreduce of `bytes`
-// cut into chunks of `chunk_bytes`.
+// One point of the staged path's chunk measurement (tune_chunk.h): a staged `kind` of `bytes` cut
+// into chunks of `chunk_bytes`.
 struct ChunkMeasurement {
   int comm_size = 2;
   Topology topology = Topology::any;
@@ -45,6 +46,7 @@ struct ChunkMeasurement {
   std::uint64_t chunk_bytes = 0;  // the setting timed; 0: unpipelined (one chunk)
   double latency_us = 0;          // mean over iterations, the slowest rank's
   int iterations = 0;
+  CollKind kind = CollKind::allreduce;  // a collective whose staged path is pipelined
 };
 
 std::string measurements_csv_header();

@@ -62,9 +62,9 @@ Table build_table(const std::vector<Measurement>& measurements, double margin,
   Table table;
   table.source = Source::tuning_file;
   if (const std::optional<std::uint64_t> limit = choose_eager_limit(p2p, margin)) table.p2p_eager_limit_bytes = *limit;
-  if (const std::optional<std::uint64_t> chunk = choose_staged_chunk(chunks, table.staged_chunk_bytes, margin)) {
-    table.staged_chunk_bytes = *chunk;
-  }
+  const StagedChunkChoice chunk = choose_staged_chunks(chunks, table.staged_chunk_bytes, margin);
+  table.staged_chunk_bytes = chunk.all.value_or(table.staged_chunk_bytes);
+  for (int k = 0; k < kCollKindCount; ++k) table.own_staged_chunk[k] = chunk.own[k].value_or(kNoOwnChunk);
   for (const auto& [key, sizes] : group(measurements)) {
     const auto [kind, comm_size, topology] = key;
     table.per_kind[kind].push_back(Rules{comm_size, static_cast<Topology>(topology), choose_ranges(sizes, margin)});
@@ -77,8 +77,14 @@ QualityReport judge_table(const std::vector<Measurement>& measurements, const Ta
   QualityReport report;
   report.p2p_points = judge_eager_limit(p2p, table.p2p_eager_limit_bytes, &report.unmeasured);
   for (const EagerQualityPoint& q : report.p2p_points) report.worst = std::max(report.worst, q.ratio);
-  report.chunk_points = judge_staged_chunk(chunks, table.staged_chunk_bytes, &report.unmeasured);
-  for (const ChunkQualityPoint& q : report.chunk_points) report.worst = std::max(report.worst, q.ratio);
+  for (int k = 0; k < kCollKindCount; ++k) {
+    const auto kind = static_cast<CollKind>(k);
+    for (const ChunkQualityPoint& q :
+         judge_staged_chunk(rows_of(chunks, kind), table.staged_chunk_for(kind), &report.unmeasured)) {
+      report.chunk_points.push_back(q);
+      report.worst = std::max(report.worst, q.ratio);
+    }
+  }
   for (const auto& [key, sizes] : group(measurements)) {
     const auto [kind, comm_size, topology] = key;
     for (const auto& [bytes, point] : sizes) {
@@ -106,9 +112,9 @@ std::string format_quality(const QualityReport& report, double goal) {
   double worst_ratio = -1;
   const auto add = [&](const char* what, int comm_size, Topology topology, std::uint64_t bytes, const char* path,
                        double chosen_us, double best_us, double ratio) {
-    std::snprintf(line, sizeof line, "%-22s %6d ranks %-11s %12llu B  chosen %-10s %12.3f us  best %12.3f us  ratio %.3f\n",
-                  what, comm_size, topology_name(topology), static_cast<unsigned long long>(bytes), path, chosen_us,
-                  best_us, ratio);
+    std::snprintf(
+        line, sizeof line, "%-27s %6d ranks %-11s %12llu B  chosen %-10s %12.3f us  best %12.3f us  ratio %.3f\n", what,
+        comm_size, topology_name(topology), static_cast<unsigned long long>(bytes), path, chosen_us, best_us, ratio);
     text += line;
     if (ratio <= worst_ratio) return;
     worst_ratio = ratio;
@@ -126,8 +132,8 @@ std::string format_quality(const QualityReport& report, double goal) {
   }
   for (const ChunkQualityPoint& q : report.chunk_points) {
     const std::string chunk = q.chosen.chunk_bytes == 0 ? "unpipelined" : std::to_string(q.chosen.chunk_bytes);
-    add("staged chunk", q.chosen.comm_size, q.chosen.topology, q.chosen.bytes, chunk.c_str(), q.chosen.latency_us,
-        q.best_us, q.ratio);
+    add(("staged " + std::string(kind_name(q.chosen.kind))).c_str(), q.chosen.comm_size, q.chosen.topology,
+        q.chosen.bytes, chunk.c_str(), q.chosen.latency_us, q.best_us, q.ratio);
   }
   const std::size_t count = report.points.size() + report.p2p_points.size() + report.chunk_points.size();
   if (count == 0) {

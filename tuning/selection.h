@@ -17,8 +17,8 @@ namespace mcrp::tuning {
 // Hence every measured point's chosen latency is within (1 + margin) of the best.
 // The point-to-point rows set p2p_eager_limit_bytes (choose_eager_limit, with the same margin);
 // without them, or when they allow no choice, it keeps its default. The chunk rows set
-// staged_chunk_bytes the same way (choose_staged_chunk, the default kept unless another chunk is
-// more than `margin` faster).
+// staged_chunk_bytes and the collectives' own chunks the same way (choose_staged_chunks: the default
+// kept unless another chunk is more than `margin` faster).
 Table build_table(const std::vector<Measurement>& measurements, double margin,
                   const std::vector<EagerMeasurement>& p2p = {}, const std::vector<ChunkMeasurement>& chunks = {});
 
@@ -31,7 +31,7 @@ struct QualityPoint {
 struct QualityReport {
   std::vector<QualityPoint> points;
   std::vector<EagerQualityPoint> p2p_points;  // the table's eager limit against the p2p rows
-  std::vector<ChunkQualityPoint> chunk_points;  // the table's staged chunk against the chunk rows
+  std::vector<ChunkQualityPoint> chunk_points;  // each collective's chunk in the table against its rows
   int unmeasured = 0;     // points where the table picks a path that was not measured there
   double worst = 1;       // the largest ratio of either kind of point (1 when there are no points)
 };

@@ -38,7 +38,10 @@ void read_overrides(long long* slots, std::string* warnings) {
 
 void install_with_overrides(Table table, const long long* slots) {
   for (int i = 0; i < kSettingCount; ++i) {
-    if (slots[i] >= 0) table.*kByteSettings[i].field = static_cast<std::uint64_t>(slots[i]);
+    if (slots[i] < 0) continue;
+    table.*kByteSettings[i].field = static_cast<std::uint64_t>(slots[i]);
+    // MCRPMPI_STAGED_CHUNK_BYTES is every collective's chunk: a tuned collective's own gives way too.
+    if (kByteSettings[i].field == &Table::staged_chunk_bytes) table.own_staged_chunk.fill(kNoOwnChunk);
   }
   install_table(std::move(table));
 }

@@ -88,6 +88,31 @@ std::optional<std::uint64_t> choose_staged_chunk(const std::vector<ChunkMeasurem
   return winner;
 }
 
+std::vector<ChunkMeasurement> rows_of(const std::vector<ChunkMeasurement>& rows, CollKind kind) {
+  std::vector<ChunkMeasurement> picked;
+  for (const ChunkMeasurement& m : rows) {
+    if (m.kind == kind) picked.push_back(m);
+  }
+  return picked;
+}
+
+StagedChunkChoice choose_staged_chunks(const std::vector<ChunkMeasurement>& rows, std::uint64_t default_chunk,
+                                       double margin) {
+  StagedChunkChoice choice;
+  choice.all = choose_staged_chunk(rows_of(rows, CollKind::allreduce), default_chunk, margin);
+  const std::uint64_t all = choice.all.value_or(default_chunk);
+  for (int k = 0; k < kCollKindCount; ++k) {
+    const auto kind = static_cast<CollKind>(k);
+    if (kind == CollKind::allreduce) continue;
+    const std::optional<std::uint64_t> chosen = choose_staged_chunk(rows_of(rows, kind), all, margin);
+    if (chosen && *chosen != all) choice.own[k] = chosen;
+  }
+  auto& uneven = choice.own[static_cast<int>(CollKind::reduce_scatter)];
+  if (rows_of(rows, CollKind::reduce_scatter).empty())
+    uneven = choice.own[static_cast<int>(CollKind::reduce_scatter_block)];
+  return choice;
+}
+
 std::vector<ChunkQualityPoint> judge_staged_chunk(const std::vector<ChunkMeasurement>& rows, std::uint64_t chunk,
                                                   int* unmeasured) {
   std::vector<ChunkQualityPoint> points;

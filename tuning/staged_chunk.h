@@ -1,5 +1,6 @@
-// From timings of the staged allreduce at several chunk sizes to the chunk of the pipelined staged
-// path (the table's staged_chunk_bytes), and back: judge a chunk against the timings.
+// From timings of the staged path of the pipelined collectives at several chunk sizes to the chunks of
+// the pipelined staged path (the table's staged_chunk_bytes and the collectives' own chunks), and
+// back: judge a chunk against the timings.
 //
 // The sizes and chunks timed (tune_chunk.h): a chunk is worth its per-chunk cost (a copy call, an
 // event and a base-MPI call, ~10-20 us on a GPU) only on messages of a few chunks, so up to three
@@ -11,6 +12,7 @@
 // that size the chunk counts with the unpipelined row (chunk 0); the suite times each distinct call
 // once (tune_chunk.h).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -28,14 +30,28 @@ std::vector<std::uint64_t> chunk_candidates(std::uint64_t bytes);
 // one chunk (0 itself, or at least `bytes`).
 std::uint64_t effective_chunk(std::uint64_t bytes, std::uint64_t chunk_bytes);
 
-// Each chunk measured at every size (directly or through effective_chunk) gets a score: the geometric
-// mean over the sizes of its latency over the best latency there (1: fastest everywhere). The chunk
-// with the lowest score wins, except that `current` (the table's chunk) is kept unless the winner's
-// score is more than `margin` lower (0.05: 5 %), so that noise does not move it. nullopt when no
-// chunk was measured at every size (nothing to choose from). Rows are one communicator's; of two rows
-// for one size and chunk the later counts.
+// Of one collective's rows: each chunk measured at every size (directly or through effective_chunk) gets a score: the
+// geometric mean over the sizes of its latency over the best latency there (1: fastest everywhere). The chunk with the
+// lowest score wins, except that `current` (the table's chunk) is kept unless the winner's score is more than `margin`
+// lower (0.05: 5 %), so that noise does not move it. nullopt when no chunk was measured at every size (nothing to
+// choose from). Rows are one communicator's; of two rows for one size and chunk the later counts.
 std::optional<std::uint64_t> choose_staged_chunk(const std::vector<ChunkMeasurement>& rows, std::uint64_t current,
                                                  double margin);
+
+// The rows of one collective.
+std::vector<ChunkMeasurement> rows_of(const std::vector<ChunkMeasurement>& rows, CollKind kind);
+
+// The chunks a table gets from rows of several collectives. The allreduce's rows choose the chunk of
+// every collective (staged_chunk_bytes, against `default_chunk`); each other collective's rows then
+// choose against that one, with the same margin, and a collective whose choice differs gets it as its
+// own. The reduce_scatter_block's own chunk is also the reduce_scatter's when that has no rows: the
+// suite times the even form of the one pipeline both run (collectives/pipeline_shape.h).
+struct StagedChunkChoice {
+  std::optional<std::uint64_t> all;  // nullopt: no allreduce rows, or none allow a choice
+  std::array<std::optional<std::uint64_t>, kCollKindCount> own = {};
+};
+StagedChunkChoice choose_staged_chunks(const std::vector<ChunkMeasurement>& rows, std::uint64_t default_chunk,
+                                       double margin);
 
 struct ChunkQualityPoint {
   ChunkMeasurement chosen;  // the row `chunk` reads at this size
@@ -43,8 +59,8 @@ struct ChunkQualityPoint {
   double ratio = 1;         // chosen / best
 };
 
-// One point per measured size where `chunk` (through effective_chunk) was measured; `unmeasured`
-// counts the sizes where it was not.
+// Of one collective's rows: one point per measured size where `chunk` (through effective_chunk) was
+// measured; `unmeasured` counts the sizes where it was not.
 std::vector<ChunkQualityPoint> judge_staged_chunk(const std::vector<ChunkMeasurement>& rows, std::uint64_t chunk,
                                                   int* unmeasured);
 

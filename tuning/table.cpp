@@ -77,6 +77,7 @@ std::uint64_t Table::hash() const {
   Fnv1a h;
   h.add(staged_chunk_bytes);
   h.add(p2p_eager_limit_bytes);
+  for (std::uint64_t chunk : own_staged_chunk) h.add(chunk);
   for (int kind = 0; kind < kCollKindCount; ++kind) {
     h.add(static_cast<std::uint64_t>(kind));
     h.add(per_kind[kind].size());

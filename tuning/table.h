@@ -32,6 +32,15 @@ inline constexpr std::uint64_t kDefaultStagedChunkBytes = 1 << 20;
 // No chunk is that large; the bound keeps rank 0's override within the signed 64-bit integers it is
 // broadcast in (shared_table.cpp).
 inline constexpr std::uint64_t kMaxStagedChunkBytes = std::uint64_t{1} << 62;
+// A collective without a chunk of its own (Table::own_staged_chunk) takes staged_chunk_bytes.
+inline constexpr std::uint64_t kNoOwnChunk = ~std::uint64_t{0};
+
+// The collectives whose staged path is pipelined (collectives/pipeline_shape.h), the only ones a
+// chunk of their own means anything for.
+constexpr bool has_staged_pipeline(CollKind kind) {
+  return kind == CollKind::allreduce || kind == CollKind::reduce || kind == CollKind::reduce_scatter_block ||
+         kind == CollKind::reduce_scatter || kind == CollKind::bcast || kind == CollKind::allgather;
+}
 
 // Device-only point-to-point (README, "Device-only communicators"): payloads up to this size travel
 // inside the matching header. Every rank must use the same value, since a receive is posted for the
@@ -49,6 +58,11 @@ class MCRPMPI_TUNING_API Table {
   // Bytes per chunk of a pipelined staged collective; 0 turns pipelining off. Tuning file field
   // "staged_chunk_bytes", replaced by MCRPMPI_STAGED_CHUNK_BYTES as rank 0 read it (shared_table.h).
   std::uint64_t staged_chunk_bytes = kDefaultStagedChunkBytes;
+  // A pipelined collective's own chunk, where the base MPI's algorithms make another size better for
+  // it than for the rest (on the H200, reduce_scatter ran 1.5-1.7x its bound with the chunk that suited
+  // allreduce); kNoOwnChunk elsewhere. Tuning file object "staged_chunk_bytes_by_collective" (keyed by
+  // collective name); MCRPMPI_STAGED_CHUNK_BYTES replaces them all with its one chunk.
+  std::array<std::uint64_t, kCollKindCount> own_staged_chunk = no_own_chunks();
   // Largest payload sent inline on a device-only communicator (p2p/engine.h). Tuning file field
   // "p2p_eager_limit_bytes", replaced by MCRPMPI_P2P_EAGER_LIMIT as rank 0 read it.
   std::uint64_t p2p_eager_limit_bytes = kDefaultP2pEagerLimitBytes;
@@ -60,6 +74,19 @@ class MCRPMPI_TUNING_API Table {
 
   // FNV-1a over the rules and sizes (not the origin or source): equal hashes mean equal routing.
   std::uint64_t hash() const;
+
+  // The chunk a pipelined staged `kind` is cut into: its own, else staged_chunk_bytes.
+  std::uint64_t staged_chunk_for(CollKind kind) const {
+    const std::uint64_t own = own_staged_chunk[static_cast<int>(kind)];
+    return own == kNoOwnChunk ? staged_chunk_bytes : own;
+  }
+
+ private:
+  static std::array<std::uint64_t, kCollKindCount> no_own_chunks() {
+    std::array<std::uint64_t, kCollKindCount> chunks;
+    chunks.fill(kNoOwnChunk);
+    return chunks;
+  }
 };
 
 // A byte count of the table set by one top-level key of the tuning file and overridden by one

@@ -1,8 +1,7 @@
-// mcrpmpi-tune: measures the staged path's chunk, both paths of every routed collective on this
-// machine and scale, and the eager limit of device-only point-to-point, and writes a tuning file, a
-// CSV of every measurement and an SVG plot; `--quality CSV TABLE` judges a table. On a machine
-// without a GPU it measures on the library's fake device when MCRPMPI_FAKE_DEVICE=1 (CI, with the
-// fake NCCL: tests/fake_nccl).
+// mcrpmpi-tune: measures the staged path's chunk of each pipelined collective, both paths of every routed collective on
+// this machine and scale, and the eager limit of device-only point-to-point, and writes a tuning file, a CSV of every
+// measurement and an SVG plot; `--quality CSV TABLE` judges a table. On a machine without a GPU it measures on the
+// library's fake device when MCRPMPI_FAKE_DEVICE=1 (CI, with the fake NCCL: tests/fake_nccl).
 //   mpiexec -n 8 mcrpmpi-tune -o tuning.json --csv tuning.csv --plot tuning.svg
 // (under scripts/with-mps when ranks share a GPU: it cannot start the MPS daemon itself, since the
 // daemon must run before any rank touches CUDA, so it warns when ranks share a GPU without one)
@@ -108,6 +107,11 @@ bool write_outputs(const std::vector<Measurement>& rows, const std::vector<Eager
   if (!chunks.empty()) {
     std::printf("mcrpmpi-tune: staged chunk %llu B%s\n", static_cast<unsigned long long>(table.staged_chunk_bytes),
                 table.staged_chunk_bytes == kDefaultStagedChunkBytes ? " (the default: not written)" : "");
+    for (int k = 0; k < mcrp::kCollKindCount; ++k) {
+      if (table.own_staged_chunk[k] == kNoOwnChunk) continue;
+      std::printf("mcrpmpi-tune: staged chunk of %s %llu B\n", mcrp::kind_name(static_cast<mcrp::CollKind>(k)),
+                  static_cast<unsigned long long>(table.own_staged_chunk[k]));
+    }
   }
   std::fputs(format_quality(judge_table(rows, table, p2p, chunks), 1 + outputs.margin).c_str(), stdout);
   return true;
@@ -145,8 +149,8 @@ int tune(const TuneOptions& options, const Outputs& outputs) {
   return status;
 }
 
-// -c: the named collectives, the eager limit when "p2p" is among them and the staged chunk when
-// "staged_chunk" is.
+// -c: the named collectives, the eager limit when "p2p" is among them and the staged chunk of the
+// named collectives whose staged path is pipelined when "staged_chunk" is.
 bool choose_kinds(const std::vector<std::string>& names, TuneOptions* options) {
   const std::vector<mcrp::CollKind> measurable = measurable_kinds();
   options->kinds.clear();
@@ -193,7 +197,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("-c,--collectives", kinds,
                  "collectives to measure, p2p for the point-to-point eager limit, staged_chunk for the staged "
-                 "path's chunk (default: all)")->delimiter(',');
+                 "path's chunk of those collectives whose staged path is pipelined (default: all)")
+      ->delimiter(',');
   app.add_flag("--world-only", no_sub, "measure the world communicator only (no per-node, power-of-two ones)");
   app.add_option("--margin", outputs.margin, "switch path only when the other is this much faster")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();

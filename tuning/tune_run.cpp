@@ -60,12 +60,12 @@ std::vector<SubComm> communicators(MPI_Comm world, bool sub_communicators) {
   return comms;
 }
 
+}  // namespace
+
 bool needs_per_rank_blocks(CollKind kind) {
   return kind == CollKind::allgather || kind == CollKind::alltoall || kind == CollKind::gather ||
          kind == CollKind::scatter || kind == CollKind::reduce_scatter_block;
 }
-
-}  // namespace
 
 double time_collective(CollKind kind, DeviceBuffer& send, DeviceBuffer& recv, std::uint64_t bytes, MPI_Comm comm,
                        int warmup, int iterations, DeviceMemory memory) {

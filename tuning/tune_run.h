@@ -42,6 +42,9 @@ std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& opt
 double time_collective(CollKind kind, DeviceBuffer& send, DeviceBuffer& recv, std::uint64_t bytes, MPI_Comm comm,
                        int warmup, int iterations, DeviceMemory memory);
 
+// True for the collectives whose buffer on some rank holds one block of `bytes` per rank.
+bool needs_per_rank_blocks(CollKind kind);
+
 // Timed calls per point: `iterations` at small sizes, fewer for large messages (about 1 GiB moved
 // per point), never fewer than 3.
 int iterations_for(std::uint64_t bytes, int iterations);

@@ -51,6 +51,24 @@ void parse_byte_settings(const json& doc, Table* table) {
   }
 }
 
+constexpr const char* kOwnChunksKey = "staged_chunk_bytes_by_collective";
+
+// {"reduce_scatter": 4194304, ...}: the pipelined collectives' own chunks (Table::own_staged_chunk).
+void parse_own_chunks(const json& doc, Table* table) {
+  auto it = doc.find(kOwnChunksKey);
+  if (it == doc.end()) return;
+  if (!it->is_object()) fail(kOwnChunksKey, "expected an object keyed by collective name");
+  for (const auto& item : it->items()) {
+    const std::string path = std::string(kOwnChunksKey) + "." + item.key();
+    CollKind kind;
+    if (!parse_kind(item.key().c_str(), &kind)) fail(path, "unknown collective \"" + item.key() + "\"");
+    if (!has_staged_pipeline(kind)) fail(path, "this collective's staged path is not pipelined: no chunk to set");
+    const std::uint64_t bytes = byte_count(item.value(), path);
+    if (bytes > kMaxStagedChunkBytes) fail(path, "expected at most " + std::to_string(kMaxStagedChunkBytes) + " bytes");
+    table->own_staged_chunk[static_cast<int>(kind)] = bytes;
+  }
+}
+
 Range parse_range(const json& value, const std::string& path) {
   if (!value.is_object()) fail(path, "expected an object {\"from\", \"to\", \"path\"}");
   reject_unknown_keys(value, path, {"from", "to", "path"});
@@ -105,8 +123,9 @@ Rules parse_rules(const json& value, const std::string& path) {
 
 Table parse_document(const json& doc) {
   if (!doc.is_object()) fail("(top level)", "expected an object");
-  reject_unknown_keys(doc, "(top level)", {"version", "machine", "created", "comment", "staged_chunk_bytes",
-                                              "p2p_eager_limit_bytes", "collectives"});
+  reject_unknown_keys(doc, "(top level)",
+                      {"version", "machine", "created", "comment", "staged_chunk_bytes", kOwnChunksKey,
+                       "p2p_eager_limit_bytes", "collectives"});
   const json& version = member(doc, "(top level)", "version");
   if (!version.is_number_integer() || version.get<std::int64_t>() != kTuningFileVersion) {
     fail("version", "unsupported version " + version.dump() + " (this library reads version " +
@@ -117,6 +136,7 @@ Table parse_document(const json& doc) {
   Table table;
   table.source = Source::tuning_file;
   parse_byte_settings(doc, &table);
+  parse_own_chunks(doc, &table);
   for (const auto& item : collectives.items()) {
     const std::string path = "collectives." + item.key();
     CollKind kind;
@@ -185,6 +205,12 @@ std::string write_tuning_file(const Table& table, const FileMetadata& metadata) 
   for (const ByteSetting& setting : kByteSettings) {
     if (table.*setting.field != setting.default_bytes) doc[setting.file_key] = table.*setting.field;
   }
+  json own_chunks = json::object();
+  for (int k = 0; k < kCollKindCount; ++k) {
+    const std::uint64_t chunk = table.own_staged_chunk[k];
+    if (chunk != kNoOwnChunk) own_chunks[kind_name(static_cast<CollKind>(k))] = chunk;
+  }
+  if (!own_chunks.empty()) doc[kOwnChunksKey] = own_chunks;
   json collectives = json::object();
   for (int k = 0; k < kCollKindCount; ++k) {
     if (table.per_kind[k].empty()) continue;

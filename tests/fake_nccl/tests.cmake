@@ -196,10 +196,11 @@ endforeach()
 # up to 64 KiB (the limit written is then the default as long as inline wins up to 64 KiB); three
 # ranks (world and a two-rank sub-communicator, oversubscribed on a 2-core machine): two collectives
 # up to 16 KiB, so that a limit below 65536 is written when inline wins throughout. The staged chunk
-# (sizes from 256 KiB up) in a run of its own, two ranks up to 4 MiB: the allreduce's rows and the
-# chunk's; the 64 KiB runs check that the part says it was skipped.
+# (sizes from 256 KiB up) in a run of its own, two ranks up to 4 MiB: the rows of the allreduce and of
+# reduce_scatter_block, every collective's chunk and reduce_scatter_block's own; the 64 KiB runs check
+# that the part says it was skipped.
 if(TARGET mcrpmpi-tune)
-  foreach(run "2;65536;all;" "3;16384;allreduce,bcast,p2p,staged_chunk;" "2;4194304;allreduce,staged_chunk;.staged_chunk")
+  foreach(run "2;65536;all;" "3;16384;allreduce,bcast,p2p,staged_chunk;" "2;4194304;allreduce,reduce_scatter_block,staged_chunk;.staged_chunk")
     list(GET run 0 np)
     list(GET run 1 max_bytes)
     list(GET run 2 kinds)

@@ -8,11 +8,15 @@
 # to which inline is at most 5 % slower than rendezvous, contiguous from 8 B; 0 if none) is not the
 # default 65536.
 # Where KINDS names staged_chunk: below 256 KiB the part says it was skipped; from 256 KiB the CSV
-# has staged_chunk rows at MAX_BYTES, a quarter and a sixteenth of it (none below 256 KiB), each
-# unpipelined and at every power-of-two chunk from 64 KiB below the size, and the JSON holds
-# staged_chunk_bytes exactly when the chunk the rows give (recomputed here: the lowest geometric mean
-# of latency over the best at each size, a chunk at least as large as a size reading its unpipelined
-# row; the default 1048576 kept unless beaten by more than 5 %) is not the default.
+# has staged_chunk:<collective> rows for each pipelined collective KINDS names (allreduce, reduce,
+# bcast, allgather, reduce_scatter_block) at MAX_BYTES, a quarter and a sixteenth of it (none below
+# 256 KiB), each unpipelined and at every power-of-two chunk from 64 KiB below the size. The chunk a
+# collective's rows give is recomputed here: the lowest geometric mean of latency over the best at each
+# size, a chunk at least as large as a size reading its unpipelined row, the current one kept unless
+# beaten by more than 5 %. The allreduce's against the default 1048576 is every collective's: the JSON
+# holds staged_chunk_bytes exactly when it is not the default. Each other collective's against that one
+# is its own where it differs: the JSON's staged_chunk_bytes_by_collective holds it then, and only
+# then (reduce_scatter_block's also for reduce_scatter).
 # MCRPMPI_P2P_CHANNEL=nccl: on the fake device `auto` gives asserted communicators no engine.
 set -u
 out=$1 tune=$2 nccl=$3 max_bytes=$4 kinds=$5
@@ -77,39 +81,62 @@ fi
 if names staged_chunk && [ "$max_bytes" -lt 262144 ]; then
   grep -q "staged chunk: skipped (no measured size from 256 KiB up" "$out/log" || fail "the staged chunk part did not say it was skipped"
 elif names staged_chunk; then
-  size=$max_bytes
-  while [ "$size" -gt 33554432 ]; do size=$((size / 2)); done
-  for step in 1 2 3; do
-    [ "$size" -ge 262144 ] || break
-    expected_chunks="0 "
-    chunk=65536
-    while [ "$chunk" -lt "$size" ] && [ "$chunk" -le 16777216 ]; do expected_chunks="$expected_chunks$chunk "; chunk=$((chunk * 2)); done
-    chunks=$(grep "^staged_chunk,[0-9]*,[a-z_]*,$size," "$out/t.csv" | cut -d, -f5 | tr '\n' ' ')
-    [ "$chunks" = "$expected_chunks" ] || fail "staged_chunk rows at $size: $chunks (expected $expected_chunks)"
-    size=$((size / 4))
+  pipelined=
+  for kind in allreduce reduce bcast allgather reduce_scatter_block; do names "$kind" && pipelined="$pipelined $kind"; done
+  for kind in $pipelined; do
+    size=$max_bytes
+    while [ "$size" -gt 33554432 ]; do size=$((size / 2)); done
+    for step in 1 2 3; do
+      [ "$size" -ge 262144 ] || break
+      expected_chunks="0 "
+      chunk=65536
+      while [ "$chunk" -lt "$size" ] && [ "$chunk" -le 16777216 ]; do expected_chunks="$expected_chunks$chunk "; chunk=$((chunk * 2)); done
+      chunks=$(grep "^staged_chunk:$kind,[0-9]*,[a-z_]*,$size," "$out/t.csv" | cut -d, -f5 | tr '\n' ' ')
+      [ "$chunks" = "$expected_chunks" ] || fail "staged_chunk:$kind rows at $size: $chunks (expected $expected_chunks)"
+      size=$((size / 4))
+    done
   done
-  expected=$(awk -F, '$1 == "staged_chunk" {
-      t[$4, $5] = $6; sizes[$4] = 1
-      if (!($5 in seen)) { seen[$5] = 1; cand[n++] = $5 + 0 }
-      if (!($4 in best) || $6 + 0 < best[$4]) best[$4] = $6 + 0
-    }
-    function score(c,   s, e, sum, k) {
-      sum = 0; k = 0
-      for (s in sizes) {
-        e = (c + 0 >= s + 0) ? 0 : c
-        if (!((s, e) in t)) return -1
-        sum += log(t[s, e] / best[s]); ++k
+  # KIND CURRENT: the chunk KIND's rows choose against CURRENT.
+  chosen() {
+    awk -F, -v row="staged_chunk:$1" -v current="$2" '$1 == row {
+        t[$4, $5] = $6; sizes[$4] = 1
+        if (!($5 in seen)) { seen[$5] = 1; cand[n++] = $5 + 0 }
+        if (!($4 in best) || $6 + 0 < best[$4]) best[$4] = $6 + 0
       }
-      return exp(sum / k)
-    }
-    END {
-      for (i = 0; i < n; ++i) for (j = i + 1; j < n; ++j) if (cand[j] < cand[i]) { x = cand[i]; cand[i] = cand[j]; cand[j] = x }
-      winner = -1
-      for (i = 0; i < n; ++i) { v = score(cand[i]); if (v >= 0 && (winner < 0 || v < won)) { winner = cand[i]; won = v } }
-      kept = score(1048576)
-      if (kept >= 0 && (winner < 0 || kept <= won * 1.05)) winner = 1048576
-      print winner
-    }' "$out/t.csv")
-  written_only_if_not_default staged_chunk_bytes "$expected" 1048576
+      function score(c,   s, e, sum, k) {
+        sum = 0; k = 0
+        for (s in sizes) {
+          e = (c + 0 >= s + 0) ? 0 : c
+          if (!((s, e) in t)) return -1
+          sum += log(t[s, e] / best[s]); ++k
+        }
+        return exp(sum / k)
+      }
+      END {
+        if (n == 0) { print current; exit }
+        for (i = 0; i < n; ++i) for (j = i + 1; j < n; ++j) if (cand[j] < cand[i]) { x = cand[i]; cand[i] = cand[j]; cand[j] = x }
+        winner = -1
+        for (i = 0; i < n; ++i) { v = score(cand[i]); if (v >= 0 && (winner < 0 || v < won)) { winner = cand[i]; won = v } }
+        kept = score(current)
+        if (kept >= 0 && (winner < 0 || kept <= won * 1.05)) winner = current
+        print winner
+      }' "$out/t.csv"
+  }
+  every=$(chosen allreduce 1048576)
+  written_only_if_not_default staged_chunk_bytes "$every" 1048576
+  for kind in $pipelined; do
+    [ "$kind" = allreduce ] && continue
+    own=$(chosen "$kind" "$every")
+    echo "tune_end_to_end: the rows give $kind the chunk $own"
+    own_names=$kind
+    [ "$kind" = reduce_scatter_block ] && own_names="$kind reduce_scatter"
+    for name in $own_names; do
+      if [ "$own" = "$every" ]; then
+        ! grep -q "^    \"$name\": [0-9]" "$out/t.json" || fail "the JSON gives $name a chunk of its own"
+      else
+        grep -q "^    \"$name\": $own,\{0,1\}\$" "$out/t.json" || fail "the JSON lacks $name's own chunk $own"
+      fi
+    done
+  done
 fi
 echo "tune_end_to_end: passed"

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/kind.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/comm_position.h"
 #include "tests/mpi/memory_spaces.h"
@@ -174,6 +175,7 @@ class Suite {
                      "chunks started by a " + std::to_string(n) + "-int allreduce: " + std::to_string(started));
     }
     check_forced_chunk(counter);
+    check_own_chunk(counter);
   }
 
   // mcrpmpi-tune times the staged path at several chunks by forcing each on every rank between two
@@ -198,6 +200,47 @@ class Suite {
                      "chunks started by a " + std::to_string(n) + "-int allreduce with the chunk forced to " +
                          std::to_string(setting) + ": " + std::to_string(started));
     }
+  }
+
+  // A collective's own chunk (mcrpmpi_force_own_staged_chunk_bytes; the suite gives each collective
+  // the chunk it chose so) cuts that collective only, above the chunk forced for all.
+  void check_own_chunk(long long (*counter)()) {
+    using Force = int (*)(long long);
+    using ForceOwn = int (*)(int, long long);
+    auto force = reinterpret_cast<Force>(dlsym(RTLD_DEFAULT, "mcrpmpi_force_staged_chunk_bytes"));
+    auto force_own = reinterpret_cast<ForceOwn>(dlsym(RTLD_DEFAULT, "mcrpmpi_force_own_staged_chunk_bytes"));
+    if (force == nullptr || force_own == nullptr) {
+      checker_.skip("own chunk: the library has no mcrpmpi_force_own_staged_chunk_bytes");
+      return;
+    }
+    const int allreduce_kind = static_cast<int>(mcrp::CollKind::allreduce);
+    const int bcast_kind = static_cast<int>(mcrp::CollKind::bcast);
+    const long n = 10 * std::max(1L, chunk_bytes_ / static_cast<long>(sizeof(int))) + 1;
+    const long bytes = n * static_cast<long>(sizeof(int));
+    struct Step {
+      const char* what;
+      std::function<int()> set;
+      long in_force;
+    };
+    const Step steps[] = {
+        {"every collective's forced to 4 chunks, bcast's own 0",
+         [&] { return force(4 * chunk_bytes_) | force_own(bcast_kind, 0); }, 4 * chunk_bytes_},
+        {"the allreduce's own 2 chunks", [&] { return force_own(allreduce_kind, 2 * chunk_bytes_); }, 2 * chunk_bytes_},
+        {"the allreduce's own 0", [&] { return force_own(allreduce_kind, 0); }, 0},
+        {"the allreduce's own released", [&] { return force_own(allreduce_kind, -1); }, 4 * chunk_bytes_},
+        {"all released", [&] { return force(-1) | force_own(bcast_kind, -1); }, chunk_bytes_},
+    };
+    for (const Step& step : steps) {
+      checker_.check(step.set() == 0, std::string("forcing: ") + step.what);
+      const long long before = counter();
+      allreduce(n, Form::blocking, false);
+      const long long started = counter() - before;
+      checker_.check(
+          started == expected_chunks(bytes, sizeof(int), step.in_force),
+          "chunks started by a " + std::to_string(n) + "-int allreduce, " + step.what + ": " + std::to_string(started));
+    }
+    checker_.check(force_own(static_cast<int>(mcrp::CollKind::alltoall), 64) == -1,
+                   "an own chunk for a collective whose staged path is not pipelined is refused");
   }
 
  private:

@@ -103,18 +103,28 @@ void initialize_reads_the_environment() {
 }
 
 // MCRPMPI_STAGED_CHUNK_BYTES counts as rank 0 read it: ranks that set another value (or none) still
-// chunk alike. A tuning file's staged_chunk_bytes holds where no rank 0 override is given.
+// chunk alike. It is every collective's chunk, the file's collectives' own included. A tuning file's
+// staged_chunk_bytes and own chunks hold where no rank 0 override is given.
 void chunk_override_comes_from_rank_0() {
-  const std::string path = rank0_file(R"({"version": 1, "staged_chunk_bytes": 8192, "collectives": {}})", "chunk.json");
+  const std::string path = rank0_file(R"({"version": 1, "staged_chunk_bytes": 8192,
+      "staged_chunk_bytes_by_collective": {"bcast": 65536}, "collectives": {}})",
+                                      "chunk.json");
   if (g_rank == 0) setenv("MCRPMPI_STAGED_CHUNK_BYTES", "4096", 1);
   if (g_rank == 1) setenv("MCRPMPI_STAGED_CHUNK_BYTES", "123", 1);
   SharedLoad load = load_shared_table(MPI_COMM_WORLD, path.c_str(), true);
   check(load.installed && active_table().staged_chunk_bytes == 4096, "rank 0's chunk override in force: " +
                                                                       std::to_string(active_table().staged_chunk_bytes));
+  check(active_table().staged_chunk_for(mcrp::CollKind::bcast) == 4096,
+        "rank 0's chunk override replaces a collective's own: " +
+            std::to_string(active_table().staged_chunk_for(mcrp::CollKind::bcast)));
+  check(same_everywhere(active_table().hash()), "the same table everywhere under rank 0's chunk override");
   unsetenv("MCRPMPI_STAGED_CHUNK_BYTES");
   if (g_rank == 1) setenv("MCRPMPI_STAGED_CHUNK_BYTES", "123", 1);
   load = load_shared_table(MPI_COMM_WORLD, path.c_str(), true);
   check(active_table().staged_chunk_bytes == 8192, "the file's staged_chunk_bytes without a rank 0 override");
+  check(active_table().staged_chunk_for(mcrp::CollKind::bcast) == 65536 &&
+            active_table().staged_chunk_for(mcrp::CollKind::allgather) == 8192,
+        "the file's own chunk for bcast, its shared one for allgather");
   if (g_rank == 0) setenv("MCRPMPI_STAGED_CHUNK_BYTES", "lots", 1);
   load = load_shared_table(MPI_COMM_WORLD, path.c_str(), true);
   check(active_table().staged_chunk_bytes == 8192, "a bad override is ignored");

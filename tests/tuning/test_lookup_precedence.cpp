@@ -85,6 +85,10 @@ class Precedence : public ::testing::Test {
     force_backend(CollKind::allreduce, std::nullopt);
     force_p2p_eager_limit(std::nullopt);
     force_staged_chunk_bytes(std::nullopt);
+    for (int k = 0; k < kCollKindCount; ++k) {
+      if (has_staged_pipeline(static_cast<CollKind>(k)))
+        force_staged_chunk_bytes(static_cast<CollKind>(k), std::nullopt);
+    }
     install_table(builtin_table());
     load_settings();
   }
@@ -161,6 +165,39 @@ TEST_F(Precedence, ForcedStagedChunkBeatsTheTableUntilReleased) {
   EXPECT_EQ(mcrpmpi_force_staged_chunk_bytes(64), 0);
   EXPECT_EQ(p2p_eager_limit(), kDefaultP2pEagerLimitBytes);
   EXPECT_EQ(mcrpmpi_force_staged_chunk_bytes(-1), 0);
+}
+
+// A collective's chunk: forced for it > forced for all > the table's own for it > the table's for all.
+TEST_F(Precedence, ACollectivesOwnChunkComesBeforeEveryCollectivesAtEachLevel) {
+  constexpr CollKind bcast = CollKind::bcast;
+  const int bcast_kind = static_cast<int>(bcast);
+  Table table = builtin_table();
+  table.staged_chunk_bytes = 4096;
+  table.own_staged_chunk[bcast_kind] = 8192;
+  install_table(table);
+  EXPECT_EQ(staged_chunk_bytes(bcast), 8192u);
+  EXPECT_EQ(staged_chunk_bytes(CollKind::allreduce), 4096u);
+  EXPECT_EQ(staged_chunk_bytes(), 4096u);  // point-to-point's staged channel: every collective's
+  // Forced for every collective, as the suite times each chunk.
+  force_staged_chunk_bytes(std::optional<std::uint64_t>(100));
+  EXPECT_EQ(staged_chunk_bytes(bcast), 100u);
+  EXPECT_EQ(mcrpmpi_force_own_staged_chunk_bytes(bcast_kind, 0), 0);
+  EXPECT_EQ(staged_chunk_bytes(bcast), 0u);
+  EXPECT_EQ(staged_chunk_bytes(CollKind::allreduce), 100u);
+  EXPECT_EQ(staged_chunk_bytes(), 100u);
+  // Refused, changing nothing: a collective that is not pipelined, no collective, too large a chunk.
+  EXPECT_EQ(mcrpmpi_force_own_staged_chunk_bytes(static_cast<int>(CollKind::alltoall), 64), -1);
+  EXPECT_EQ(mcrpmpi_force_own_staged_chunk_bytes(-1, 64), -1);
+  EXPECT_EQ(mcrpmpi_force_own_staged_chunk_bytes(kCollKindCount, 64), -1);
+  EXPECT_EQ(mcrpmpi_force_own_staged_chunk_bytes(bcast_kind, static_cast<long long>(kMaxStagedChunkBytes) + 1), -1);
+  EXPECT_EQ(staged_chunk_bytes(bcast), 0u);
+  EXPECT_EQ(staged_chunk_bytes(CollKind::alltoall), 100u);
+  EXPECT_EQ(mcrpmpi_force_own_staged_chunk_bytes(bcast_kind, static_cast<long long>(kMaxStagedChunkBytes)), 0);
+  EXPECT_EQ(staged_chunk_bytes(bcast), kMaxStagedChunkBytes);
+  EXPECT_EQ(mcrpmpi_force_own_staged_chunk_bytes(bcast_kind, -1), 0);
+  EXPECT_EQ(staged_chunk_bytes(bcast), 100u);
+  force_staged_chunk_bytes(std::nullopt);
+  EXPECT_EQ(staged_chunk_bytes(bcast), 8192u);
 }
 
 TEST_F(Precedence, BadOrAutoEnvValueLeavesTheTable) {

@@ -62,6 +62,44 @@ TEST(TuningFile, StagedChunkBytesIsReadWrittenAndHashed) {
             std::string::npos);
 }
 
+TEST(TuningFile, CollectivesOwnChunksAreReadWrittenAndHashed) {
+  const std::string empty = R"({"version": 1, "collectives": {}})";
+  ParsedTable parsed = parse_tuning_file(
+      R"({"version": 1, "staged_chunk_bytes": 4194304,
+          "staged_chunk_bytes_by_collective": {"reduce_scatter": 0, "bcast": 262144}, "collectives": {}})",
+      "o");
+  ASSERT_TRUE(parsed.table) << parsed.error;
+  const Table& table = *parsed.table;
+  EXPECT_EQ(table.staged_chunk_for(CollKind::reduce_scatter), 0u);
+  EXPECT_EQ(table.staged_chunk_for(CollKind::bcast), 262144u);
+  EXPECT_EQ(table.staged_chunk_for(CollKind::allreduce), 4194304u);
+  EXPECT_EQ(table.staged_chunk_for(CollKind::reduce_scatter_block), 4194304u);
+  ParsedTable shared_only =
+      parse_tuning_file(R"({"version": 1, "staged_chunk_bytes": 4194304, "collectives": {}})", "s");
+  EXPECT_NE(table.hash(), shared_only.table->hash());
+  const std::string written = write_tuning_file(table, FileMetadata{});
+  ParsedTable again = parse_tuning_file(written, "w");
+  ASSERT_TRUE(again.table) << again.error << "\n" << written;
+  EXPECT_EQ(again.table->own_staged_chunk, table.own_staged_chunk);
+  EXPECT_EQ(again.table->hash(), table.hash());
+  EXPECT_EQ(write_tuning_file(*parse_tuning_file(empty, "e").table, FileMetadata{}).find("by_collective"),
+            std::string::npos);
+  const auto error_with = [](const std::string& chunks) {
+    return error_of(R"({"version": 1, "staged_chunk_bytes_by_collective": )" + chunks + R"(, "collectives": {}})");
+  };
+  EXPECT_NE(error_with(R"({"alltoall": 65536})")
+                .find("staged_chunk_bytes_by_collective.alltoall: this collective's staged path is not pipelined"),
+            std::string::npos);
+  EXPECT_NE(
+      error_with(R"({"allreduse": 65536})").find("staged_chunk_bytes_by_collective.allreduse: unknown collective"),
+      std::string::npos);
+  EXPECT_NE(error_with(R"({"bcast": -1})").find("staged_chunk_bytes_by_collective.bcast: expected a non-negative"),
+            std::string::npos);
+  EXPECT_NE(error_with(R"({"bcast": 4611686018427387905})").find("bcast: expected at most 4611686018427387904 bytes"),
+            std::string::npos);
+  EXPECT_NE(error_with("[65536]").find("staged_chunk_bytes_by_collective: expected an object"), std::string::npos);
+}
+
 TEST(TuningFile, P2pEagerLimitIsReadWrittenAndHashed) {
   const std::string empty = R"({"version": 1, "collectives": {}})";
   ParsedTable parsed = parse_tuning_file(R"({"version": 1, "p2p_eager_limit_bytes": 4096, "collectives": {}})", "p");
