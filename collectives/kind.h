@@ -35,5 +35,12 @@ constexpr bool is_rooted(CollKind kind) {
   return kind == CollKind::reduce || kind == CollKind::bcast || kind == CollKind::gather ||
          kind == CollKind::gatherv || kind == CollKind::scatter || kind == CollKind::scatterv;
 }
+// The collectives whose staged path is pipelined (collectives/pipeline_shape.h): the reductions that
+// cut on element ranges and the data movements that cut on byte ranges of equal blocks. Only they
+// have a staged chunk (tuning/table.h).
+constexpr bool has_staged_pipeline(CollKind kind) {
+  return kind == CollKind::allreduce || kind == CollKind::reduce || kind == CollKind::reduce_scatter_block ||
+         kind == CollKind::reduce_scatter || kind == CollKind::bcast || kind == CollKind::allgather;
+}
 
 }  // namespace mcrp

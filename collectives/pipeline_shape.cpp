@@ -130,19 +130,9 @@ bool shape_movement(const Prepared& p, std::uint64_t setting, PipelineShape* s) 
 }  // namespace
 
 bool shape_pipeline(const Prepared& p, std::uint64_t setting_bytes, PipelineShape* shape) {
-  if (p.self.inter || p.self.size < 2 || setting_bytes == 0) return false;
-  switch (p.call->kind) {
-    case CollKind::allreduce:
-    case CollKind::reduce:
-    case CollKind::reduce_scatter_block:
-    case CollKind::reduce_scatter:
-      return shape_reduction(p, setting_bytes, shape);
-    case CollKind::bcast:
-    case CollKind::allgather:
-      return shape_movement(p, setting_bytes, shape);
-    default:
-      return false;
-  }
+  if (p.self.inter || p.self.size < 2 || setting_bytes == 0 || !has_staged_pipeline(p.call->kind)) return false;
+  return is_reduction(p.call->kind) ? shape_reduction(p, setting_bytes, shape)
+                                    : shape_movement(p, setting_bytes, shape);
 }
 
 }  // namespace mcrp

@@ -5,8 +5,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "tuning/table.h"
-
 namespace mcrp::tuning {
 namespace {
 

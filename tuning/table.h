@@ -35,13 +35,6 @@ inline constexpr std::uint64_t kMaxStagedChunkBytes = std::uint64_t{1} << 62;
 // A collective without a chunk of its own (Table::own_staged_chunk) takes staged_chunk_bytes.
 inline constexpr std::uint64_t kNoOwnChunk = ~std::uint64_t{0};
 
-// The collectives whose staged path is pipelined (collectives/pipeline_shape.h), the only ones a
-// chunk of their own means anything for.
-constexpr bool has_staged_pipeline(CollKind kind) {
-  return kind == CollKind::allreduce || kind == CollKind::reduce || kind == CollKind::reduce_scatter_block ||
-         kind == CollKind::reduce_scatter || kind == CollKind::bcast || kind == CollKind::allgather;
-}
-
 // Device-only point-to-point (README, "Device-only communicators"): payloads up to this size travel
 // inside the matching header. Every rank must use the same value, since a receive is posted for the
 // largest header a sender may send; it therefore lives in the table that rank 0 shares at MPI_Init.

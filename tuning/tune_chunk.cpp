@@ -101,6 +101,7 @@ std::vector<ChunkMeasurement> measure_kind(CollKind kind, const std::vector<std:
       } else {
         const double us = median_of(times);
         rows.push_back(ChunkMeasurement{size, topology, sizes[s], chunks[c], us, iterations, kind});
+        report_row(options, rank, rows.back());
         std::snprintf(point, sizeof point, "%s %.1f us", chunk_name(chunks[c]).c_str(), us);
       }
       line += (c == 0 ? "" : ", ") + std::string(point);

@@ -6,6 +6,7 @@
 // (under scripts/with-mps when ranks share a GPU: it cannot start the MPS daemon itself, since the
 // daemon must run before any rank touches CUDA, so it warns when ranks share a GPU without one)
 //   mcrpmpi-tune --quality tuning.csv tuning.json
+//   mcrpmpi-tune --from-csv tuning.csv -o tuning.json --margin 0.1   (choose again, measure nothing)
 #include <mpi.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -53,53 +55,58 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-// --quality: exit 0 when the worst ratio meets the goal, 2 when not, 1 on unreadable input.
-int report_quality(const std::string& csv, const std::string& table_path, double goal) {
-  std::vector<Measurement> rows;
+// Every kind of row of a CSV the suite wrote.
+struct CsvRows {
+  std::vector<Measurement> collectives;
   std::vector<EagerMeasurement> p2p;
   std::vector<ChunkMeasurement> chunks;
+};
+
+// False after saying on stderr what is wrong with the file.
+bool read_rows(const std::string& csv, CsvRows* rows) {
   std::string error;
-  if (!read_measurements_csv(csv, &rows, &error, &p2p, &chunks)) {
-    std::fprintf(stderr, "mcrpmpi-tune: %s\n", error.c_str());
-    return 1;
-  }
+  if (read_measurements_csv(csv, &rows->collectives, &error, &rows->p2p, &rows->chunks)) return true;
+  std::fprintf(stderr, "mcrpmpi-tune: %s\n", error.c_str());
+  return false;
+}
+
+// --quality: exit 0 when the worst ratio meets the goal, 2 when not, 1 on unreadable input.
+int report_quality(const std::string& csv, const std::string& table_path, double goal) {
+  CsvRows rows;
+  if (!read_rows(csv, &rows)) return 1;
   ParsedTable parsed = parse_tuning_file(read_text(table_path), table_path);
   if (!parsed.table) {
     std::fprintf(stderr, "mcrpmpi-tune: %s\n", parsed.error.c_str());
     return 1;
   }
-  const QualityReport report = judge_table(rows, *parsed.table, p2p, chunks);
+  const QualityReport report = judge_table(rows.collectives, *parsed.table, rows.p2p, rows.chunks);
   std::fputs(format_quality(report, goal).c_str(), stdout);
   return report.worst <= goal ? 0 : 2;
 }
 
-FileMetadata describe_run(MPI_Comm world, double margin) {
+// `how`: "written by mcrpmpi-tune on 2 ranks", ...
+FileMetadata describe(const std::string& how, double margin) {
   FileMetadata meta;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  int size = 0;
-  PMPI_Comm_size(world, &size);
   meta.machine = host;
   char stamp[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   meta.created = stamp;
-  meta.comment = "written by mcrpmpi-tune on " + std::to_string(size) + " ranks, margin " + std::to_string(margin);
+  meta.comment = how + ", margin " + std::to_string(margin);
   return meta;
 }
 
-// Rank 0: the table chosen from the measurements, the CSV of them, the plot, and the quality figure.
-bool write_outputs(const std::vector<Measurement>& rows, const std::vector<EagerMeasurement>& p2p,
-                   const std::vector<ChunkMeasurement>& chunks, const Outputs& outputs) {
+// The table chosen from the measurements and the plot, then what the table chose and its quality.
+bool write_table(const std::vector<Measurement>& rows, const std::vector<EagerMeasurement>& p2p,
+                 const std::vector<ChunkMeasurement>& chunks, const Outputs& outputs, const FileMetadata& meta) {
   const Table table = build_table(rows, outputs.margin, p2p, chunks);
-  std::string csv = measurements_csv_header() + "\n";
-  for (const Measurement& m : rows) csv += to_csv_row(m) + "\n";
-  for (const EagerMeasurement& m : p2p) csv += to_csv_row(m) + "\n";
-  for (const ChunkMeasurement& m : chunks) csv += to_csv_row(m) + "\n";
-  const bool written = write_text(outputs.table, write_tuning_file(table, describe_run(MPI_COMM_WORLD, outputs.margin))) &&
-                       write_text(outputs.csv, csv) && write_text(outputs.plot, plot_svg(rows, table, p2p));
-  if (!written) return false;
-  std::printf("mcrpmpi-tune: wrote %s, %s, %s\n", outputs.table.c_str(), outputs.csv.c_str(), outputs.plot.c_str());
+  if (!write_text(outputs.table, write_tuning_file(table, meta)) ||
+      !write_text(outputs.plot, plot_svg(rows, table, p2p))) {
+    return false;
+  }
+  std::printf("mcrpmpi-tune: wrote %s, %s\n", outputs.table.c_str(), outputs.plot.c_str());
   if (!p2p.empty()) {
     std::printf("mcrpmpi-tune: p2p eager limit %llu B%s\n", static_cast<unsigned long long>(table.p2p_eager_limit_bytes),
                 table.p2p_eager_limit_bytes == kDefaultP2pEagerLimitBytes ? " (the default: not written)" : "");
@@ -117,10 +124,51 @@ bool write_outputs(const std::vector<Measurement>& rows, const std::vector<Eager
   return true;
 }
 
-int tune(const TuneOptions& options, const Outputs& outputs) {
+// Rank 0 at the end of a run: the CSV of every measurement (rewritten whole, in the order of the
+// parts), then the table, the plot and the quality figure.
+bool write_outputs(const std::vector<Measurement>& rows, const std::vector<EagerMeasurement>& p2p,
+                   const std::vector<ChunkMeasurement>& chunks, const Outputs& outputs) {
+  std::string csv = measurements_csv_header() + "\n";
+  for (const Measurement& m : rows) csv += to_csv_row(m) + "\n";
+  for (const EagerMeasurement& m : p2p) csv += to_csv_row(m) + "\n";
+  for (const ChunkMeasurement& m : chunks) csv += to_csv_row(m) + "\n";
+  if (!write_text(outputs.csv, csv)) return false;
+  std::printf("mcrpmpi-tune: wrote %s\n", outputs.csv.c_str());
+  int size = 0;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  return write_table(rows, p2p, chunks, outputs,
+                     describe("written by mcrpmpi-tune on " + std::to_string(size) + " ranks", outputs.margin));
+}
+
+// --from-csv: the table and plot chosen from a CSV of an earlier run (whole, or cut short: its rows are
+// written as they are measured), with this run's --margin. 0, or 1 on unreadable input or output.
+int build_from_csv(const std::string& csv, const Outputs& outputs) {
+  CsvRows rows;
+  if (!read_rows(csv, &rows)) return 1;
+  std::printf("mcrpmpi-tune: %zu collective, %zu p2p and %zu staged chunk rows from %s\n", rows.collectives.size(),
+              rows.p2p.size(), rows.chunks.size(), csv.c_str());
+  const FileMetadata meta = describe("built by mcrpmpi-tune --from-csv " + csv, outputs.margin);
+  return write_table(rows.collectives, rows.p2p, rows.chunks, outputs, meta) ? 0 : 1;
+}
+
+// Rank 0's CSV while the run lasts: the header, then each row as it is measured, flushed, so that a
+// run cut short (a time limit, a failure) keeps its measurements for --from-csv.
+class CsvAsMeasured {
+ public:
+  explicit CsvAsMeasured(const std::string& path) : out_(path, std::ios::binary | std::ios::trunc) {
+    out_ << measurements_csv_header() << "\n" << std::flush;
+  }
+  void add(const std::string& row) { out_ << row << "\n" << std::flush; }
+
+ private:
+  std::ofstream out_;
+};
+
+int tune(TuneOptions options, const Outputs& outputs) {
   MPI_Init(nullptr, nullptr);
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+
   int status = 0;
   const DeviceMemory memory = choose_device_memory(MPI_COMM_WORLD);
   if (memory == DeviceMemory::none) {
@@ -133,6 +181,11 @@ int tune(const TuneOptions& options, const Outputs& outputs) {
       std::printf("mcrpmpi-tune: measuring on the library's fake device (MCRPMPI_FAKE_DEVICE=1): host memory, "
                   "figures for testing only\n");
     }
+    std::unique_ptr<CsvAsMeasured> csv;
+    if (rank == 0) {
+      csv = std::make_unique<CsvAsMeasured>(outputs.csv);
+      options.on_row = [&csv](const std::string& row) { csv->add(row); };
+    }
     // The chunk first: the collectives' staged path is then timed with the chunk the table gets.
     std::vector<ChunkMeasurement> chunks;
     if (options.staged_chunk) chunks = measure_staged_chunk(MPI_COMM_WORLD, options, memory);
@@ -142,7 +195,11 @@ int tune(const TuneOptions& options, const Outputs& outputs) {
     std::vector<EagerMeasurement> p2p;
     if (options.p2p) p2p = measure_eager_limit(MPI_COMM_WORLD, options, memory);
     else if (rank == 0) std::printf("p2p eager limit: skipped (-c does not name p2p)\n");
-    if (rank == 0) status = write_outputs(rows, p2p, chunks, outputs) ? 0 : 1;
+    if (rank == 0) {
+      options.on_row = nullptr;
+      csv.reset();  // closed before write_outputs rewrites it
+      status = write_outputs(rows, p2p, chunks, outputs) ? 0 : 1;
+    }
   }
   PMPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();
@@ -183,6 +240,7 @@ int main(int argc, char** argv) {
   Outputs outputs;
   std::vector<std::string> kinds;
   std::vector<std::string> quality;
+  std::string from_csv;
   double goal = 1.05;
   bool no_sub = false;
   app.add_option("--min-bytes", options.min_bytes, "smallest message (bytes per rank)")->capture_default_str();
@@ -208,8 +266,13 @@ int main(int argc, char** argv) {
   app.add_option("--quality", quality, "CSV TABLE: report chosen/best latency per point and the worst ratio")
       ->expected(2);
   app.add_option("--goal", goal, "quality goal for the worst ratio")->capture_default_str();
+  app.add_option("--from-csv", from_csv,
+                 "CSV of an earlier run (also one cut short): choose with --margin and write -o and --plot, "
+                 "measuring nothing")
+      ->excludes("--quality");
   CLI11_PARSE(app, argc, argv);
   if (!quality.empty()) return report_quality(quality[0], quality[1], goal);
+  if (!from_csv.empty()) return build_from_csv(from_csv, outputs);
   if (options.min_bytes > options.max_bytes) {
     std::fprintf(stderr, "mcrpmpi-tune: --min-bytes is above --max-bytes\n");
     return 1;

@@ -157,6 +157,7 @@ std::vector<EagerMeasurement> measure_eager_limit(MPI_Comm world, const TuneOpti
     if (!any_failed) {
       for (int p = 0; p < 2; ++p) {
         rows.push_back(EagerMeasurement{2, topology, bytes, static_cast<P2pProtocol>(p), timing.latency_us[p], iterations});
+        report_row(options, rank, rows.back());
       }
     }
     std::printf("[p2p %zu/%zu] eager limit, world ranks 0-1, %s, %s: inline %.1f us, rendezvous %.1f us%s%s\n", step + 1,

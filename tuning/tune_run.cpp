@@ -148,7 +148,9 @@ std::vector<Measurement> run_measurements(MPI_Comm world, const TuneOptions& opt
           force(static_cast<int>(kind), -1);
           for (int b = 0; b < 2; ++b) {
             const double us = timing.latency_us[b];
-            if (us >= 0) results.push_back(Measurement{kind, size, topology, bytes, static_cast<Backend>(b), us, iterations});
+            if (us < 0) continue;
+            results.push_back(Measurement{kind, size, topology, bytes, static_cast<Backend>(b), us, iterations});
+            report_row(options, world_rank, results.back());
           }
           if (world_rank == 0) {
             const double elapsed = PMPI_Wtime() - started;

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,17 @@ struct TuneOptions {
   bool staged_chunk = true;     // measure the staged path's chunk first (tune_chunk.h)
   bool sub_communicators = true;
   RepeatRule repeat;            // close points: medians of alternating rounds (paired_timing.h)
+  // Called on world rank 0 with each measurement's CSV row as soon as it is measured: mcrpmpi-tune
+  // appends it to the CSV, so that a run cut short keeps what it measured (--from-csv builds a table
+  // from it). Empty: nothing.
+  std::function<void(const std::string& csv_row)> on_row;
 };
+
+// Hands `row` to options.on_row on world rank 0.
+template <typename Row>
+void report_row(const TuneOptions& options, int world_rank, const Row& row) {
+  if (world_rank == 0 && options.on_row) options.on_row(to_csv_row(row));
+}
 
 // True when the MPI entry points in use are libmcrpmpi's (linked or preloaded), so its paths can be forced.
 bool libmcrpmpi_loaded();

@@ -2,7 +2,8 @@
 # tune_end_to_end.sh OUTDIR TUNE FAKE_NCCL MAX_BYTES KINDS MPIEXEC...: runs mcrpmpi-tune under
 # MPIEXEC... (launcher and rank count) on the library's fake device with the fake NCCL, sizes 8 B to
 # MAX_BYTES (a power of two), `-c KINDS` ("all": no -c), and checks what it wrote: the JSON and CSV
-# read back (--quality exits 0 or 2, not 1), the CSV has collective rows for both paths.
+# read back (--quality exits 0 or 2, not 1), --from-csv with the same margin builds the same table
+# from the CSV, the CSV has collective rows for both paths.
 # Where KINDS names p2p: p2p rows for both protocols at every size, and the JSON holds
 # p2p_eager_limit_bytes exactly when the limit the p2p rows give (recomputed here: the largest size up
 # to which inline is at most 5 % slower than rendezvous, contiguous from 8 B; 0 if none) is not the
@@ -38,6 +39,14 @@ grep -q "<svg" "$out/t.svg" || fail "no plot"
 "$tune" --quality "$out/t.csv" "$out/t.json" >"$out/quality" 2>&1
 status=$?
 [ "$status" -eq 0 ] || [ "$status" -eq 2 ] || { cat "$out/quality"; fail "--quality exited $status"; }
+
+# The same choices again from the CSV alone (--from-csv, the same margin): the same table.
+"$tune" --from-csv "$out/t.csv" --margin 0.05 -o "$out/rebuilt.json" --plot "$out/rebuilt.svg" >"$out/rebuilt.log" 2>&1 ||
+  { cat "$out/rebuilt.log"; fail "--from-csv failed"; }
+without_metadata() { grep -v '^  "\(machine\|created\|comment\)":' "$1"; }
+without_metadata "$out/t.json" >"$out/t.rules" && without_metadata "$out/rebuilt.json" >"$out/rebuilt.rules" ||
+  fail "cannot read the tables"
+cmp -s "$out/t.rules" "$out/rebuilt.rules" || { diff "$out/t.rules" "$out/rebuilt.rules"; fail "--from-csv chose another table"; }
 
 nccl_rows=$(grep -c '^[a-z_]*,[0-9]*,[a-z_]*,[0-9]*,nccl,' "$out/t.csv")
 mpi_rows=$(grep -c '^[a-z_]*,[0-9]*,[a-z_]*,[0-9]*,mpi,' "$out/t.csv")

@@ -27,7 +27,9 @@
 #   tune               mcrpmpi-tune on 2 ranks (8 B-64 MiB; --short: 16 MiB), writing
 #                      OUTDIR/tune/tuning.{json,csv,svg}, the machine's table to ship as an example,
 #                      and its quality; osu_allreduce / osu_bcast routed by it (lib-tuned) beside raw
-#                      NCCL and both paths (the built-in table's route is the NCCL path) [15.6]
+#                      NCCL and both paths (the built-in table's route is the NCCL path); where the
+#                      table sets staged chunks, osu_allreduce / osu_reduce_scatter on the staged path
+#                      with them against copy and host [15.5, 15.6]
 # --fake runs the parts on CPU (the fake device, the test suite's fake NCCL; no raw NCCL, no
 # compute-sanitizer), to check this script; --quick cuts sizes and iterations for that check.
 # --short keeps every size but runs fewer iterations (large messages a tenth, host runs 5 instead of
@@ -199,7 +201,8 @@ part_p2p() {
 
 part_tune() {
   # Up to 64 MiB; 16 MiB in --short, so that the whole part fits after the p2p part in a session's
-  # figure budget (mcrpmpi-tune writes its files only at the end, so a cut run leaves nothing).
+  # figure budget (a cut run leaves the CSV of what it measured, from which the loop below builds the
+  # table; the comparisons with it are lost).
   local dir=$out/tune max=67108864 coll
   ((short)) && max=16777216
   ((quick)) && max=65536
@@ -214,6 +217,19 @@ part_tune() {
     compare --np 2 --tuning-file "$dir/tuning.json" --ways "${raw_nccl}lib-nccl,lib-mpi,lib-tuned" "osu_$coll" \
       -d "$space" "${all[@]}" $(reduction_type "$coll")
   done
+  # The staged path with the chunks the table chose (every collective's, and reduce_scatter_block's
+  # own, which reduce_scatter follows), against its bound as in the staged part: where the default
+  # 1 MiB left the allreduce and the reduce_scatter at 1.3-1.7x the bound on the H200 (2026-11-28/30).
+  if grep -q '"staged_chunk_bytes' "$dir/tuning.json"; then
+    for coll in allreduce reduce_scatter; do
+      echo "# the staged path with the table's chunks (MCRPMPI_TUNING_FILE=$dir/tuning.json):"
+      # shellcheck disable=SC2046
+      (export MCRPMPI_TUNING_FILE=$dir/tuning.json
+       compare --np 2 --ways lib-mpi,copy,host "osu_$coll" -d "$space" "${big[@]}" $(reduction_type "$coll"))
+    done
+  else
+    echo "# the table keeps the default staged chunk for every collective: the staged part's figures stand for it"
+  fi
 }
 
 part_sanitizer() {
@@ -280,5 +296,12 @@ for part in "$@"; do
   rc=$?
   printf '%-16s exit %3d  %4d s  %s\n' "$part" "$rc" $((SECONDS - start)) "$out/$part.log" | tee -a "$summary"
   ((rc == 0)) || status=1
+  # A tuning run the budget cut leaves the rows it measured (its CSV grows as it measures): the table
+  # they give, beside them.
+  if [[ $part == tune && ! -s $out/tune/tuning.json && -s $out/tune/tuning.csv ]]; then
+    "$build/tuning/mcrpmpi-tune" --from-csv "$out/tune/tuning.csv" -o "$out/tune/tuning.json" \
+      --plot "$out/tune/tuning.svg" >>"$out/$part.log" 2>&1
+    echo "tune             cut: the table of the rows measured, $out/tune/tuning.json (exit $?)" | tee -a "$summary"
+  fi
 done
 exit $status
