@@ -14,6 +14,7 @@ out=${4:?output folder}
 only=${5:-.}
 limit=${LIMIT:-300}
 mkdir -p "$out"
+source=$(cd "$(dirname "$0")/../.." && pwd)
 fake_nccl=$build/tests/fake_nccl/libmcrpmpi_fake_nccl.so
 p2p=$build/tests/mpi/test_p2p_random_linked
 coll=$build/tests/mpi/test_coll_random_linked
@@ -32,6 +33,7 @@ configs=(
   "p2p_mixed_d2h|3|MCRPMPI_FAKE_DEVICE=async|$p2p --send-space fake-device --recv-space host"
   "p2p_chunks|3|MCRPMPI_FAKE_DEVICE=async MCRPMPI_P2P_DEVICE_ONLY=1 MCRPMPI_P2P_CHANNEL=mpi MCRPMPI_STAGED_CHUNK_BYTES=1000 MCRPMPI_P2P_EAGER_LIMIT=0|$p2p --space fake-device"
   "coll_staged_chunks|3|MCRPMPI_FAKE_DEVICE=async MCRPMPI_STAGED_CHUNK_BYTES=1000|$coll --space fake-device"
+  "coll_own_chunks|3|MCRPMPI_FAKE_DEVICE=async MCRPMPI_TUNING_FILE=$source/tests/tuning/data/own-chunks.json|$coll --space fake-device"
   "coll_nccl_poll|4|$nccl MCRPMPI_POLLING_COLLECTIVES=1|$coll --space fake-device"
   "coll_nccl_helper|3|$nccl MCRPMPI_PROGRESS_THREAD=1|$coll --space fake-device"
   "coll_fresh_nccl_nb|3|$nccl MCRPMPI_POLLING_COLLECTIVES=1 MCRPMPI_NCCL_INLINE_LAUNCH=0|$coll --space fake-device --fresh-comms"
