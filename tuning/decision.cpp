@@ -195,10 +195,18 @@ extern "C" int mcrpmpi_force_backend(int kind, int backend) {
 
 namespace {
 
-// A C hook's byte count: negative means back to the table, above `max_bytes` is refused.
+// A C hook's byte count as the setters take it: negative means back to the table (nullopt); false
+// for one above `max_bytes`, which is refused.
+bool forced_from_c(long long bytes, std::uint64_t max_bytes, std::optional<std::uint64_t>* forced) {
+  if (bytes >= 0 && static_cast<std::uint64_t>(bytes) > max_bytes) return false;
+  *forced = bytes < 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(bytes));
+  return true;
+}
+
 int force_from_c(long long bytes, std::uint64_t max_bytes, void (*force)(std::optional<std::uint64_t>)) {
-  if (bytes >= 0 && static_cast<std::uint64_t>(bytes) > max_bytes) return -1;
-  force(bytes < 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(bytes)));
+  std::optional<std::uint64_t> forced;
+  if (!forced_from_c(bytes, max_bytes, &forced)) return -1;
+  force(forced);
   return 0;
 }
 
@@ -216,9 +224,11 @@ extern "C" int mcrpmpi_force_staged_chunk_bytes(long long bytes) {
 
 extern "C" int mcrpmpi_force_own_staged_chunk_bytes(int kind, long long bytes) {
   using namespace mcrp::tuning;
-  if (kind < 0 || kind >= mcrp::kCollKindCount || !has_staged_pipeline(static_cast<mcrp::CollKind>(kind))) return -1;
-  if (bytes >= 0 && static_cast<std::uint64_t>(bytes) > kMaxStagedChunkBytes) return -1;
-  force_staged_chunk_bytes(static_cast<mcrp::CollKind>(kind),
-                           bytes < 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(bytes)));
+  std::optional<std::uint64_t> forced;
+  if (kind < 0 || kind >= mcrp::kCollKindCount || !has_staged_pipeline(static_cast<mcrp::CollKind>(kind)) ||
+      !forced_from_c(bytes, kMaxStagedChunkBytes, &forced)) {
+    return -1;
+  }
+  force_staged_chunk_bytes(static_cast<mcrp::CollKind>(kind), forced);
   return 0;
 }

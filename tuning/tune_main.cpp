@@ -124,16 +124,10 @@ bool write_table(const std::vector<Measurement>& rows, const std::vector<EagerMe
   return true;
 }
 
-// Rank 0 at the end of a run: the CSV of every measurement (rewritten whole, in the order of the
-// parts), then the table, the plot and the quality figure.
+// Rank 0 at the end of a run, its CSV complete (CsvAsMeasured): the table, the plot and the quality
+// figure.
 bool write_outputs(const std::vector<Measurement>& rows, const std::vector<EagerMeasurement>& p2p,
                    const std::vector<ChunkMeasurement>& chunks, const Outputs& outputs) {
-  std::string csv = measurements_csv_header() + "\n";
-  for (const Measurement& m : rows) csv += to_csv_row(m) + "\n";
-  for (const EagerMeasurement& m : p2p) csv += to_csv_row(m) + "\n";
-  for (const ChunkMeasurement& m : chunks) csv += to_csv_row(m) + "\n";
-  if (!write_text(outputs.csv, csv)) return false;
-  std::printf("mcrpmpi-tune: wrote %s\n", outputs.csv.c_str());
   int size = 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   return write_table(rows, p2p, chunks, outputs,
@@ -151,16 +145,28 @@ int build_from_csv(const std::string& csv, const Outputs& outputs) {
   return write_table(rows.collectives, rows.p2p, rows.chunks, outputs, meta) ? 0 : 1;
 }
 
-// Rank 0's CSV while the run lasts: the header, then each row as it is measured, flushed, so that a
-// run cut short (a time limit, a failure) keeps its measurements for --from-csv.
+// Rank 0's CSV, written while the run lasts: the header, then each row as it is measured, flushed, so
+// that a run cut short (a time limit, a failure) keeps its measurements for --from-csv. The whole run's
+// file is the same: its rows in the order measured.
 class CsvAsMeasured {
  public:
-  explicit CsvAsMeasured(const std::string& path) : out_(path, std::ios::binary | std::ios::trunc) {
+  explicit CsvAsMeasured(const std::string& path) : path_(path), out_(path, std::ios::binary | std::ios::trunc) {
     out_ << measurements_csv_header() << "\n" << std::flush;
   }
   void add(const std::string& row) { out_ << row << "\n" << std::flush; }
+  // True when every row reached the file; says which way it went.
+  bool close() {
+    out_.close();
+    if (!out_) {
+      std::fprintf(stderr, "mcrpmpi-tune: cannot write %s\n", path_.c_str());
+      return false;
+    }
+    std::printf("mcrpmpi-tune: wrote %s\n", path_.c_str());
+    return true;
+  }
 
  private:
+  std::string path_;
   std::ofstream out_;
 };
 
@@ -168,7 +174,6 @@ int tune(TuneOptions options, const Outputs& outputs) {
   MPI_Init(nullptr, nullptr);
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-
   int status = 0;
   const DeviceMemory memory = choose_device_memory(MPI_COMM_WORLD);
   if (memory == DeviceMemory::none) {
@@ -197,8 +202,8 @@ int tune(TuneOptions options, const Outputs& outputs) {
     else if (rank == 0) std::printf("p2p eager limit: skipped (-c does not name p2p)\n");
     if (rank == 0) {
       options.on_row = nullptr;
-      csv.reset();  // closed before write_outputs rewrites it
-      status = write_outputs(rows, p2p, chunks, outputs) ? 0 : 1;
+      const bool csv_written = csv->close();
+      status = write_outputs(rows, p2p, chunks, outputs) && csv_written ? 0 : 1;
     }
   }
   PMPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

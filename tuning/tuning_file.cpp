@@ -40,14 +40,18 @@ std::uint64_t byte_count(const json& value, const std::string& path) {
   return value.get<std::uint64_t>();
 }
 
+// A byte count no larger than `max_bytes`.
+std::uint64_t bounded_byte_count(const json& value, const std::string& path, std::uint64_t max_bytes) {
+  const std::uint64_t bytes = byte_count(value, path);
+  if (bytes > max_bytes) fail(path, "expected at most " + std::to_string(max_bytes) + " bytes");
+  return bytes;
+}
+
 // The top-level byte counts (table.h, kByteSettings); absent ones keep their defaults.
 void parse_byte_settings(const json& doc, Table* table) {
   for (const ByteSetting& setting : kByteSettings) {
     auto it = doc.find(setting.file_key);
-    if (it == doc.end()) continue;
-    const std::uint64_t bytes = byte_count(*it, setting.file_key);
-    if (bytes > setting.max_bytes) fail(setting.file_key, "expected at most " + std::to_string(setting.max_bytes) + " bytes");
-    table->*setting.field = bytes;
+    if (it != doc.end()) table->*setting.field = bounded_byte_count(*it, setting.file_key, setting.max_bytes);
   }
 }
 
@@ -63,9 +67,7 @@ void parse_own_chunks(const json& doc, Table* table) {
     CollKind kind;
     if (!parse_kind(item.key().c_str(), &kind)) fail(path, "unknown collective \"" + item.key() + "\"");
     if (!has_staged_pipeline(kind)) fail(path, "this collective's staged path is not pipelined: no chunk to set");
-    const std::uint64_t bytes = byte_count(item.value(), path);
-    if (bytes > kMaxStagedChunkBytes) fail(path, "expected at most " + std::to_string(kMaxStagedChunkBytes) + " bytes");
-    table->own_staged_chunk[static_cast<int>(kind)] = bytes;
+    table->own_staged_chunk[static_cast<int>(kind)] = bounded_byte_count(item.value(), path, kMaxStagedChunkBytes);
   }
 }
 
