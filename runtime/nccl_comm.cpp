@@ -163,38 +163,23 @@ void NcclComm::end_setup(Status result) {
 }
 
 void NcclComm::step_setup() {
-  const NcclApi* nccl = nccl_api();
   if (phase_ == Phase::exchanging_id) {
     int arrived = 0;
     if (PMPI_Test(&id_request_, &arrived, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
       end_setup(Status(MPI_ERR_OTHER, "MPI_Ibcast of the NCCL unique id failed"));
     } else if (arrived && !shared_.ok) {
       end_setup(Status(MPI_ERR_OTHER, "rank 0 could not create an NCCL unique id"));
-    } else if (arrived && inline_launch) {
-      start_blocking_init();
     } else if (arrived) {
-      device::DeviceGuard guard(device);
-      ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
-      nccl_config.blocking = 0;
-      ncclResult_t rc;
-      {
-        std::lock_guard<std::mutex> launch_lock(nccl_launch_mutex());
-        rc = nccl->CommInitRankConfig(&handle, size, shared_.id, rank, &nccl_config);
-      }
-      if (rc == ncclSuccess || rc == ncclInProgress) {
-        phase_ = Phase::initializing;
-      } else {
-        end_setup(Status(MPI_ERR_OTHER, std::string("ncclCommInitRankConfig: ") + nccl->GetErrorString(rc)));
-      }
+      start_init_on_side();
     }
   }
   if (phase_ == Phase::initializing) {
     ncclResult_t state = ncclInProgress;
-    if (!inline_launch) {
-      state = pending_state(handle);
-    } else if (!side_.busy()) {
+    if (!side_.busy()) {
       state = side_.result();
       handle = *side_handle_;
+      // A nonblocking communicator's setup goes on inside NCCL after its call has returned.
+      if (state == ncclSuccess && !inline_launch) state = pending_state(handle);
     }
     if (state == ncclSuccess) {
       device::DeviceGuard guard(device);
@@ -208,18 +193,23 @@ void NcclComm::step_setup() {
   }
 }
 
-void NcclComm::start_blocking_init() {
+void NcclComm::start_init_on_side() {
   side_handle_ = std::make_shared<ncclComm_t>(nullptr);
   const std::shared_ptr<ncclComm_t> slot = side_handle_;
   const int device_ordinal = device, nranks = size, me = rank;
+  const int blocking = inline_launch ? 1 : 0;
   const ncclUniqueId id = shared_.id;
-  // Not under the launch lock: it waits for every member to come, and may do so while this process
-  // launches on other communicators (as NCCL's own nonblocking setup thread does).
-  side_.start([slot, device_ordinal, nranks, me, id] {
+  // Not under the launch lock, nor on the caller: a blocking setup waits for every member to come,
+  // and may do so while this process launches on other communicators (as NCCL's own nonblocking
+  // setup thread does). A nonblocking one returns before it needs a peer, but makes a page-locked
+  // allocation on its way (NCCL's abort flag), which the CUDA guide lets wait for the kernels in
+  // flight, some of them maybe waiting for peers that need this process's next launch.
+  side_.start([slot, device_ordinal, nranks, me, id, blocking] {
     device::DeviceGuard guard(device_ordinal);
     ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
-    nccl_config.blocking = 1;
-    return nccl_api()->CommInitRankConfig(slot.get(), nranks, id, me, &nccl_config);
+    nccl_config.blocking = blocking;
+    const ncclResult_t rc = nccl_api()->CommInitRankConfig(slot.get(), nranks, id, me, &nccl_config);
+    return rc == ncclInProgress ? ncclSuccess : rc;  // nonblocking: the rest is polled on the handle
   });
   phase_ = Phase::initializing;
 }

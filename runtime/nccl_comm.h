@@ -126,7 +126,7 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   void end_setup(Status result);  // under mutex_
   void step_setup();              // under mutex_
   void launch_queued();           // launches in order while allowed; takes mutex_ itself
-  void start_blocking_init();     // under mutex_: the inline-launch setup, on the side thread
+  void start_init_on_side();      // under mutex_: NCCL's setup call, on the side thread
   // The enqueue in progress: ncclInProgress, or how it ended (a side-thread launch's connections
   // are then open, or NCCL's answer on a nonblocking communicator).
   ncclResult_t enqueue_state();

@@ -1,9 +1,10 @@
-// A thread of one NCCL communicator for the NCCL calls that may wait for peers: the setup of a
-// blocking communicator, and a launch that connects to peers it has not exchanged data with yet
-// (MCRPMPI_NCCL_INLINE_LAUNCH, runtime/nccl_comm.h). The caller goes on driving MPI progress and
-// polls busy(), as it polls ncclInProgress on a nonblocking communicator; unlike NCCL's own
-// nonblocking mode, which starts a thread at every ncclGroupEnd, this thread is started once and
-// only the calls that may wait for peers come here.
+// A thread of one NCCL communicator for the NCCL calls that may wait for peers or for the device:
+// the setup call (a blocking communicator's waits for every member; a nonblocking one's makes a
+// page-locked allocation, which may wait for the kernels in flight), and a launch that connects to
+// peers it has not exchanged data with yet (MCRPMPI_NCCL_INLINE_LAUNCH, runtime/nccl_comm.h). The
+// caller goes on driving MPI progress and polls busy(), as it polls ncclInProgress on a nonblocking
+// communicator; unlike NCCL's own nonblocking mode, which starts a thread at every ncclGroupEnd,
+// this thread is started once and only the calls that may wait come here.
 //
 // A job gets values only (handles, pointers, counts): the objects of the call that started it may be
 // gone when a job stuck on a peer that never came returns, after the caller's MCRPMPI_NCCL_TIMEOUT.

@@ -210,19 +210,24 @@ int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
 
 namespace {
 
-int test_one_now(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (!persistent_requests_exist() || request == nullptr || flag == nullptr) return PMPI_Test(request, flag, status);
-  const PersistentRef entry = find_persistent(*request);  // before the test frees the handle
+// What a test of one request can answer without the base MPI: an inactive persistent request is
+// complete with an empty status, and one whose device work still runs is not. True when `flag`
+// holds that answer.
+bool answered_before_base(const PersistentRef& entry, int* flag, MPI_Status* status) {
   if (report_inactive(entry, status)) {
     *flag = 1;
-    return MPI_SUCCESS;
+    return true;
   }
   bool running = false;
   test_device_work(entry, &running);
-  if (running) {
-    *flag = 0;
-    return MPI_SUCCESS;
-  }
+  if (running) *flag = 0;
+  return running;
+}
+
+int test_one_now(MPI_Request* request, int* flag, MPI_Status* status) {
+  if (!persistent_requests_exist() || request == nullptr || flag == nullptr) return PMPI_Test(request, flag, status);
+  const PersistentRef entry = find_persistent(*request);  // before the test frees the handle
+  if (answered_before_base(entry, flag, status)) return MPI_SUCCESS;
   const int rc = PMPI_Test(request, flag, status);
   return rc == MPI_SUCCESS && *flag ? mark_completed(entry, status) : rc;
 }
@@ -299,16 +304,7 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   advance_library();
   if (!persistent_requests_exist() || flag == nullptr) return PMPI_Request_get_status(request, flag, status);
   const PersistentRef entry = find_persistent(request);
-  if (report_inactive(entry, status)) {
-    *flag = 1;
-    return MPI_SUCCESS;
-  }
-  bool running = false;
-  test_device_work(entry, &running);
-  if (running) {
-    *flag = 0;
-    return MPI_SUCCESS;
-  }
+  if (answered_before_base(entry, flag, status)) return MPI_SUCCESS;
   const int base_rc = PMPI_Request_get_status(request, flag, status);
   return base_rc == MPI_SUCCESS && *flag ? report_status(entry, status) : base_rc;
 }

@@ -7,6 +7,8 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "tests/fake_nccl/fake_comm.h"
 
@@ -50,6 +52,24 @@ void leave_context() { g_context_lock.unlock_shared(); }
 void synchronize_device() {
   std::unique_lock<std::shared_mutex> context(g_context_lock);
   while (!everything_idle()) usleep(100);
+}
+
+void wait_for_earlier_work() {
+  std::vector<std::pair<Comm*, std::uint64_t>> marks;
+  {
+    std::lock_guard<std::mutex> lock(g_comms_mutex);
+    for (Comm* comm : g_comms) marks.emplace_back(comm, comm->submitted());
+  }
+  for (const auto& [comm, mark] : marks) {
+    for (;;) {
+      {
+        // Under the list's lock: a communicator destroyed meanwhile has nothing left to wait for.
+        std::lock_guard<std::mutex> lock(g_comms_mutex);
+        if (g_comms.count(comm) == 0 || comm->done_through(mark)) break;
+      }
+      usleep(100);
+    }
+  }
 }
 
 void note_stream(cudaStream_t stream, Comm* comm) {

@@ -51,6 +51,11 @@ void leave_context();
 // has work in flight, having kept every launch out meanwhile.
 void synchronize_device();
 
+// The synchronization the CUDA guide allows a page-locked allocation (NCCL's setup makes one before it
+// returns, even on a nonblocking communicator): returns when the work every communicator of the
+// process had submitted at the call has ended, without keeping launches out meanwhile.
+void wait_for_earlier_work();
+
 // Launches name their stream: work submitted on `stream` is `comm`'s.
 void note_stream(cudaStream_t stream, Comm* comm);
 // Returns once the work submitted so far on `stream` is done (or never will be); at once for a

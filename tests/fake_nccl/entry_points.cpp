@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -116,6 +117,16 @@ Work opening_streams(Work work) {
   return work;
 }
 
+// MCRPMPI_FAKE_NCCL_SETUP_WAITS=1: the setup call first waits for the work in flight, as NCCL's may
+// at its page-locked allocation (device_model.h, wait_for_earlier_work), on blocking and nonblocking
+// communicators alike. Off by default: on the H200 cudaMallocHost did not wait (README, "Streams").
+bool setup_waits_for_work() {
+  static const bool on = [] {
+    const char* value = std::getenv("MCRPMPI_FAKE_NCCL_SETUP_WAITS");
+    return value != nullptr && value[0] == '1';
+  }();
+  return on;
+}
 
 }  // namespace
 
@@ -139,6 +150,7 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
 
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* out, int nranks, ncclUniqueId id, int rank, ncclConfig_t* config) {
   if (out == nullptr) return refuse("null communicator pointer");
+  if (setup_waits_for_work()) fake_nccl::device_model::wait_for_earlier_work();
   if (nranks < 1 || rank < 0 || rank >= nranks) return refuse("rank " + std::to_string(rank) + " of " + std::to_string(nranks));
   if (std::strncmp(id.internal, "/mcrpmpi-fake-nccl-", 19) != 0) return refuse("not a fake NCCL unique id");
   const bool blocking = config == nullptr || config->blocking != 0;

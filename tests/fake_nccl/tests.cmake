@@ -172,6 +172,12 @@ mcrpmpi_add_mpi_test(NAME mpi.fake_nccl.p2p_asserted.mixed_channels.np3 NPROCS 1
                              : ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} env MCRPMPI_P2P_CHANNEL=nccl
                              $<TARGET_FILE:test_p2p_linked> --space fake-device --assert env)
 set_tests_properties(mpi.fake_nccl.p2p_asserted.mixed_channels.np3 PROPERTIES PROCESSORS 3)
+# A fresh communicator's setup while kernels wait for peers, NCCL's setup call waiting for them as its
+# page-locked allocation may (test_setup_beside_kernels.cpp): timed out (MCRPMPI_NCCL_TIMEOUT) on
+# nonblocking communicators while their setup call was made under the launch lock.
+mcrpmpi_add_fake_nccl_test(setup_beside_kernels NBCOMM RANKS 2 3 TIMEOUT 90
+                           ENV MCRPMPI_FAKE_NCCL_SETUP_WAITS=1 MCRPMPI_NCCL_TIMEOUT=20
+                           COMMAND $<TARGET_FILE:test_setup_beside_kernels_linked> --space fake-device)
 # A peer that never comes: errors within MCRPMPI_NCCL_TIMEOUT, the communicator usable afterwards.
 mcrpmpi_add_fake_nccl_test(stuck_peer NBCOMM RANKS 2 3 TIMEOUT 120 ENV MCRPMPI_NCCL_TIMEOUT=3
                            COMMAND $<TARGET_FILE:test_stuck_peer> --space fake-device)
