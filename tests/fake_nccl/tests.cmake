@@ -131,7 +131,7 @@ mcrpmpi_add_fake_nccl_test(coll_random.threads RANKS 3 TIMEOUT 120
 # spells of unyielding ranks (README, "Reliability"): not settled.
 mcrpmpi_add_fake_nccl_test(coll_random.fresh_comms NBCOMM RANKS 3 4 TIMEOUT 120 ENV MCRPMPI_POLLING_COLLECTIVES=1
                            COMMAND $<TARGET_FILE:test_coll_random_linked> --space fake-device --fresh-comms)
-mcrpmpi_add_fake_nccl_test(coll_random.fresh_comms.threads RANKS 3 TIMEOUT 120
+mcrpmpi_add_fake_nccl_test(coll_random.fresh_comms.threads NBCOMM RANKS 3 TIMEOUT 120
                            COMMAND $<TARGET_FILE:test_coll_random_linked> --space fake-device --fresh-comms --threads 3 --rounds 40)
 # A rank blocked in a host receive, probe or wait (and, where the helper runs or blocking
 # collectives poll, a host barrier, MPI_Comm_dup or MPI_Comm_split) while its peers wait for its

@@ -38,6 +38,7 @@ configs=(
   "coll_nccl_helper|3|$nccl MCRPMPI_PROGRESS_THREAD=1|$coll --space fake-device"
   "coll_fresh_nccl_nb|3|$nccl MCRPMPI_POLLING_COLLECTIVES=1 MCRPMPI_NCCL_INLINE_LAUNCH=0|$coll --space fake-device --fresh-comms"
   "coll_fresh_nccl_threads|3|$nccl|$coll --space fake-device --fresh-comms --threads 3 --rounds 40"
+  "coll_fresh_nccl_nb_threads|3|$nccl MCRPMPI_NCCL_INLINE_LAUNCH=0|$coll --space fake-device --fresh-comms --threads 3 --rounds 40"
 )
 runs=0 failed=0
 for seed in $(seq "$first" "$last"); do
