@@ -25,7 +25,7 @@ Status run_local_copy(const Prepared& p) {
   device::DeviceGuard on_device(p.device);  // the wait's event must be on the stream's device
   MCRP_TRY(device::copy_stream(p.device, &stream));
   MCRP_TRY(device::copy_async(to, from, bytes, stream, "cudaMemcpyAsync"));
-  MpiProgress progress;
+  MpiProgress progress("a local device copy");
   return device::wait_stream(stream, progress);
 }
 

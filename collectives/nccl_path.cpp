@@ -13,6 +13,7 @@
 #include "device/handles.h"
 #include "device/ordered_streams.h"
 #include "runtime/device_view.h"
+#include "runtime/launch_lock.h"
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_comm.h"
 #include "runtime/profile.h"
@@ -277,7 +278,7 @@ Status Launcher::launch(DeviceView& send, DeviceView& recv, bool* enqueue_pendin
     // communicators); waiting for an in-progress launch under the lock could deadlock two threads
     // whose communicators need each other's peers.
     profile::StepTimer launching(profile::Step::launch);
-    std::lock_guard<std::mutex> lock(nccl_launch_mutex());
+    NcclLaunchLock lock;
     launched = is_reduction(p_.call->kind) ? reduction(send, recv) : movement(send, recv);
   }
   *enqueue_pending = pending_;
@@ -356,6 +357,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
   }
 
   Status start() { return comm_->submit(this); }
+  const NcclComm* comm() const { return comm_.get(); }
   // A failure of this call or of the caller's wait for it (MCRPMPI_NCCL_TIMEOUT) stops the
   // communicator: NCCL's state is unknown from here.
   Status failed(const Status& status) { return nccl_.failed(status); }
@@ -367,7 +369,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
     }
     profile::StepTimer launching(profile::Step::queue);
     device::DeviceGuard guard(comm_->device);
-    MpiProgress progress(comm_->handle);
+    MpiProgress progress("the launch of queued NCCL work", comm_.get());
     bool enqueue_pending = false;
     const Status launched = nccl_.launch(progress, &enqueue_pending);
     if (!launched.ok()) {
@@ -405,7 +407,7 @@ class NcclOp final : public AsyncOp, public QueuedLaunch {
     MCRP_TRY(comm_->completion());
     profile::StepTimer finishing(profile::Step::finish);
     device::DeviceGuard guard(comm_->device);
-    MpiProgress progress(comm_->handle);
+    MpiProgress progress("an NCCL call's finish", comm_.get());
     MCRP_TRY(nccl_.finish(progress));
     *done = true;
     return {};
@@ -454,7 +456,7 @@ Status run_direct(const Prepared& p, NcclComm& comm, DirectTurn& turn) {
   profile::StepTimer guarding(profile::Step::device);
   device::DeviceGuard guard(comm.device);
   guarding.stop();
-  MpiProgress progress(comm.handle);
+  MpiProgress progress("a blocking NCCL call", &comm);
   NcclCall nccl(p, comm);
   bool enqueue_pending = false;
   MCRP_TRY(nccl.launch(progress, &enqueue_pending));
@@ -487,7 +489,7 @@ Status run_nccl(const Prepared& p, std::shared_ptr<NcclComm> comm) {
   MCRP_TRY(op.start());
   launching.stop();
   profile::StepTimer waiting(profile::Step::wait);
-  MpiProgress progress;  // the op itself checks its NCCL communicator for errors
+  MpiProgress progress("a blocking NCCL call queued (behind the setup or earlier work)", op.comm());
   for (;;) {
     bool done = false;
     MCRP_TRY(op.progress(&done));

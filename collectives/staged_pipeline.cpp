@@ -270,7 +270,7 @@ PipelinedCallPtr plan_pipelined(const Prepared& prepared) {
 
 Status run_pipelined(PipelinedCallPtr call) {
   auto run = [&call]() -> Status {
-    MpiProgress mpi;
+    MpiProgress mpi("a pipelined staged collective");
     MCRP_TRY(call->start(mpi));
     for (;;) {
       bool done = false;
@@ -285,7 +285,7 @@ Status run_pipelined(PipelinedCallPtr call) {
 }
 
 Status start_pipelined(PipelinedCallPtr call, MPI_Request* request) {
-  MpiProgress mpi;
+  MpiProgress mpi("a pipelined staged collective's start");
   MCRP_TRY(call->start(mpi));
   const CollCall& c = call->call();
   const MPI_Comm comm = c.comm;

@@ -7,6 +7,7 @@
 #include "device/handles.h"
 #include "device/ordered_streams.h"
 #include "p2p/channel.h"
+#include "runtime/launch_lock.h"
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_comm.h"
 #include "runtime/profile.h"
@@ -34,7 +35,7 @@ class GroupLaunch final : public QueuedLaunch {
     ncclResult_t rc = ncclSuccess;
     {
       profile::StepTimer launching(profile::Step::launch);
-      std::lock_guard<std::mutex> lock(nccl_launch_mutex());
+      NcclLaunchLock lock;
       rc = comm_.issue_transfers(group_);
     }
     if (rc == ncclInProgress) return true;  // NcclComm calls enqueued() once NCCL has finished
@@ -119,7 +120,7 @@ std::unique_ptr<Channel> make_nccl_channel(MPI_Comm comm, int device) {
   // Set up now, while every member is in the assertion's collective call: the setup advances only
   // through library calls on every member, so one set up at the first rendezvous would wait for a
   // member that has gone off computing (or sits in a call the library does not wrap) meanwhile.
-  MpiProgress progress;
+  MpiProgress progress("the NCCL setup of a device-only communicator", nccl.get());
   if (!nccl->wait_setup(progress).ok()) return nullptr;
   return std::make_unique<NcclChannel>(std::move(nccl));
 }

@@ -135,7 +135,7 @@ Status order_after_prior_device_work(int device) {
   device::DeviceGuard on_device(device);  // the wait's event belongs to the stream's device
   cudaStream_t stream = nullptr;
   MCRP_TRY(device::copy_stream(device, &stream));
-  MpiProgress progress;
+  MpiProgress progress("earlier device work before a CUDA-aware base call");
   return device::wait_stream(stream, progress);
 }
 

@@ -449,6 +449,7 @@ class SendRecvOp final : public AsyncOp {
 // Runs an op to completion, keeping MPI and the library progressing.
 Status wait_op(AsyncOp& op, MPI_Status* status) {
   profile::StepTimer waiting(profile::Step::wait);
+  WaitNote note("a blocking point-to-point call on a device-only communicator", nullptr);
   for (;;) {
     bool done = false;
     const Status result = op.progress(&done);

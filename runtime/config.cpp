@@ -58,4 +58,10 @@ const Config& config() {
   return instance;
 }
 
+std::string nccl_timeout_text() {
+  char text[64];
+  std::snprintf(text, sizeof text, "MCRPMPI_NCCL_TIMEOUT=%g s", config().nccl_timeout_s);
+  return text;
+}
+
 }  // namespace mcrp

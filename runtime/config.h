@@ -1,5 +1,6 @@
 // Run-time settings read once from the environment (see README, "Environment variables").
 #pragma once
+#include <string>
 
 namespace mcrp {
 
@@ -36,5 +37,8 @@ struct Config {
 };
 
 const Config& config();
+
+// "MCRPMPI_NCCL_TIMEOUT=3 s" (the setting as errors name it: shortest form of the number).
+std::string nccl_timeout_text();
 
 }  // namespace mcrp

@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "device/buffer_pool.h"
+#include "device/cuda_runtime.h"
+#include "device/gpu_affinity.h"
 #include "runtime/base_mpi.h"
 #include "runtime/config.h"
 #include "runtime/nccl_api.h"
@@ -14,9 +17,7 @@
 #include "runtime/profile.h"
 #include "runtime/progress.h"
 #include "runtime/self_comm.h"
-#include "device/buffer_pool.h"
-#include "device/cuda_runtime.h"
-#include "device/gpu_affinity.h"
+#include "runtime/state_report.h"
 #include "tuning/decision.h"
 #include "tuning/world_map.h"
 
@@ -34,11 +35,10 @@ void name_base_mpi() {
 
 void on_initialized() {
   world_model_opened();
-  if (config().show_base_mpi) {
-    int rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) name_base_mpi();
-  }
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  remember_world_rank(rank);
+  if (config().show_base_mpi && rank == 0) name_base_mpi();
   tuning::initialize(MPI_COMM_WORLD);  // env overrides + the tuning file, identical on every rank
   // Whether this process has CUDA and can use NCCL is part of the WORLD map, so that choosing NCCL
   // for a communicator is agreed without a collective at its first device call, and every member
@@ -65,7 +65,7 @@ void before_finalize() {
   if (device::cuda_available()) {
     // At a moment no NCCL work is in flight (the frees synchronize the device); work that never ends
     // leaves the blocks to the process's exit at MCRPMPI_NCCL_TIMEOUT rather than hang here.
-    MpiProgress progress;
+    MpiProgress progress("MPI_Finalize's release of staging blocks");
     if (!device::release_cached_buffers(progress).ok() && config().debug) {
       std::fprintf(stderr, "mcrpmpi: staging blocks left to the exit: NCCL work still in flight at MPI_Finalize\n");
     }

@@ -6,14 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "device/buffer_pool.h"
+#include "device/cuda_runtime.h"
 #include "runtime/comm_attribute.h"
 #include "runtime/config.h"
+#include "runtime/launch_lock.h"
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_teardown.h"
 #include "runtime/profile.h"
 #include "runtime/progress.h"
-#include "device/buffer_pool.h"
-#include "device/cuda_runtime.h"
+#include "runtime/state_report.h"
 
 namespace mcrp {
 namespace {
@@ -53,6 +55,7 @@ thread_local bool t_advancing = false;
 // Every NcclComm alive, for the question whether any work is in flight (nccl_work_in_flight).
 std::mutex g_live_mutex;
 std::vector<NcclComm*> g_live;
+std::atomic<int> g_serials{0};
 
 void mark_busy(const std::shared_ptr<NcclComm>& comm) {
   std::lock_guard<std::mutex> lock(g_busy_mutex);
@@ -97,7 +100,10 @@ std::chrono::steady_clock::time_point setup_deadline() {
 }  // namespace
 
 NcclComm::NcclComm(MPI_Comm comm, int device_ordinal)
-    : device(device_ordinal), inline_launch(nccl_inline_launch()), deadline_(setup_deadline()) {
+    : serial(g_serials.fetch_add(1, std::memory_order_relaxed) + 1),
+      device(device_ordinal),
+      inline_launch(nccl_inline_launch()),
+      deadline_(setup_deadline()) {
   {
     std::lock_guard<std::mutex> lock(g_live_mutex);
     g_live.push_back(this);
@@ -187,8 +193,8 @@ void NcclComm::step_setup() {
     } else if (state != ncclInProgress) {
       end_setup(nccl_failure("ncclCommInitRankConfig", state, handle));
     } else if (std::chrono::steady_clock::now() > deadline_) {
-      end_setup(Status(MPI_ERR_OTHER, "NCCL communicator not initialised within MCRPMPI_NCCL_TIMEOUT=" +
-                                          std::to_string(config().nccl_timeout_s) + " s"));
+      setup_timed_out_.store(true, std::memory_order_release);
+      end_setup(Status(MPI_ERR_OTHER, "NCCL communicator not initialised within " + nccl_timeout_text()));
     }
   }
 }
@@ -328,6 +334,7 @@ bool NcclComm::advance() {
       }
     }
   }
+  report_setup_timeout();
   if (enqueued != nullptr) {
     // Marked broken above, under the lock, so nothing launches behind it; stopped here, without it.
     if (!enqueue_result.ok()) fail(enqueue_result);
@@ -341,14 +348,66 @@ bool NcclComm::advance() {
 
 Status NcclComm::wait_setup(device::ProgressHook& progress) {
   for (;;) {
+    bool continue_polling = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       step_setup();
       if (phase_ == Phase::ready) return {};
-      if (phase_ == Phase::failed) return failure_;
+      if (phase_ != Phase::failed) continue_polling = true;
+    }
+    if (!continue_polling) {
+      report_setup_timeout();
+      std::lock_guard<std::mutex> lock(mutex_);
+      return failure_;
     }
     MCRP_TRY(progress.poll());
   }
+}
+
+void NcclComm::report_setup_timeout() {
+  if (!setup_timed_out_.exchange(false, std::memory_order_acq_rel)) return;
+  report_library_state("NCCL communicator #" + std::to_string(serial) + " not initialised within " +
+                       nccl_timeout_text());
+}
+
+std::string NcclComm::describe() {
+  std::string text = "NCCL communicator #" + std::to_string(serial) + ": rank " + std::to_string(rank) + " of " +
+                     std::to_string(size) + ", device " + std::to_string(device) + ", " +
+                     (inline_launch ? "blocking" : "nonblocking");
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return text + "; its state locked by another thread";
+  static const char* const kPhases[] = {"exchanging NCCL's unique id", "being set up by NCCL", "ready", "failed"};
+  text += std::string("; ") + kPhases[static_cast<int>(phase_)];
+  if (phase_ == Phase::ready && broken) text += stopped_ ? ", stopped after a failure" : ", failed";
+  if (side_.busy()) {
+    std::unique_lock<std::mutex> connections(connections_mutex_, std::try_to_lock);
+    if (!connections.owns_lock()) {
+      text += "; its thread busy";
+    } else {
+      text += side_launch_ ? "; its thread in a launch that connects peers" : "; its thread in NCCL's setup call";
+    }
+  }
+  if (launching_) text += "; a launch under way";
+  if (enqueuing_ != nullptr) {
+    text += "; a launch being enqueued by NCCL";
+    if (!inline_launch && handle != nullptr)
+      text += pending_state(handle) == ncclInProgress ? " (still in progress)" : " (ended)";
+  }
+  if (!queued_.empty()) text += "; queued launches: " + std::to_string(queued_.size());
+  if (phase_ == Phase::ready && !broken) {
+    device::DeviceGuard guard(device);
+    text += device::stream_busy(stream.get()) ? "; work on its stream" : "; its stream idle";
+  }
+  return text;
+}
+
+std::vector<NcclCommState> nccl_comm_states() {
+  std::vector<NcclCommState> states;
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  for (NcclComm* comm : g_live) states.push_back(NcclCommState{comm, comm->serial, comm->describe()});
+  std::sort(states.begin(), states.end(),
+            [](const NcclCommState& a, const NcclCommState& b) { return a.serial < b.serial; });
+  return states;
 }
 
 bool NcclComm::idle() {
@@ -369,7 +428,7 @@ Status NcclComm::fail(const Status& why) {
   const NcclApi* nccl = nccl_api();
   // Not while the side thread is inside NCCL on this communicator: aborted once it is out (~NcclComm).
   if (ready && nccl != nullptr && nccl->CommRevoke != nullptr && !side_.busy()) {
-    std::lock_guard<std::mutex> lock(nccl_launch_mutex());
+    NcclLaunchLock lock;
     device::DeviceGuard guard(device);
     nccl->CommRevoke(handle, 0);
   }
@@ -418,11 +477,6 @@ void NcclComm::withdraw(QueuedLaunch* work) {
   if (enqueuing_ == work) enqueuing_ = nullptr;
 }
 
-std::mutex& nccl_launch_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
 Status nccl_comm_for(MPI_Comm comm, int device, std::shared_ptr<NcclComm>* out) {
   profile::StepTimer looking_up(profile::Step::queue);
   // Before this call's launch: in a program that waits for each call, the moment nothing is in
@@ -467,7 +521,7 @@ void advance_nccl_comms() {
 Status settle(NcclComm& comm, ncclResult_t result, const char* what) {
   if (result == ncclSuccess) return {};
   if (result == ncclInProgress) {
-    MpiProgress progress;
+    MpiProgress progress("NCCL to enqueue work", &comm);
     return wait_not_in_progress([&comm] { return pending_state(comm.handle); }, comm.handle, what, progress);
   }
   return nccl_failure(what, result, comm.handle);

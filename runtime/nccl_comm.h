@@ -34,6 +34,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "device/handles.h"
@@ -62,6 +63,7 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   NcclComm& operator=(const NcclComm&) = delete;
 
   ncclComm_t handle = nullptr;
+  const int serial;  // 1, 2, ... in the order of creation: how the timeout report names it
   const int device;
   const bool inline_launch;  // a blocking NCCL communicator (see above)
   int size = 0;
@@ -116,6 +118,9 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
     if (!inline_launch || connected(to, from)) return calls();
     return issue_on_side(to, from, std::move(calls));
   }
+  // Its state in one line, for the timeout report (runtime/state_report.h); never waits for its lock.
+  std::string describe();
+
   // One group of ncclSend/ncclRecv, as issue_p2p issues it.
   ncclResult_t issue_transfers(const std::vector<NcclTransfer>& group);
   // Every rank but this one: the peers of an all-to-all.
@@ -134,8 +139,11 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   ncclResult_t issue_on_side(const std::vector<int>& to, const std::vector<int>& from,
                              std::function<ncclResult_t()> calls);  // issue_p2p's side-thread launch
 
+  void report_setup_timeout();  // without mutex_: the report reads every communicator's state
+
   std::mutex mutex_;
-  std::atomic<bool> stopped_{false};  // fail() has told NCCL to stop (or found nothing to stop)
+  std::atomic<bool> stopped_{false};          // fail() has told NCCL to stop (or found nothing to stop)
+  std::atomic<bool> setup_timed_out_{false};  // the report is owed: step_setup found it, under mutex_
   Phase phase_ = Phase::exchanging_id;
   Status failure_;
   QueuedLaunch* enqueuing_ = nullptr;  // launched, NCCL still enqueuing it
@@ -161,6 +169,14 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
 // (see above). Only for calls routed to NCCL, which every rank of `comm` makes alike.
 Status nccl_comm_for(MPI_Comm comm, int device, std::shared_ptr<NcclComm>* out);
 
+// Every NCCL communicator alive, in the order of creation, as the timeout report shows them.
+struct NcclCommState {
+  const NcclComm* comm = nullptr;
+  int serial = 0;
+  std::string description;
+};
+std::vector<NcclCommState> nccl_comm_states();
+
 // Advances every communicator with setup or launches outstanding, and tears down released ones
 // when nothing is in flight (runtime/nccl_teardown.h); atomic loads when there is nothing to do.
 void advance_nccl_comms();
@@ -171,10 +187,6 @@ bool nccl_work_in_flight();
 // Waits for an NCCL call that returned ncclInProgress (the communicators are nonblocking, so that
 // no NCCL wait can hang without the library noticing) and converts the result to a Status.
 Status settle(NcclComm& comm, ncclResult_t result, const char* what);
-
-// NCCL forbids concurrent calls on communicators of one device from several threads: every
-// launch (group start to group end) and creation holds this lock.
-std::mutex& nccl_launch_mutex();
 
 // Releases the communicator cached on MPI_COMM_WORLD, forgets unfinished work and tears down every
 // released communicator; MPI_Finalize calls this before PMPI_Finalize, because the standard only

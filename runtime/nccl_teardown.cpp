@@ -9,6 +9,7 @@
 
 #include "device/handles.h"
 #include "runtime/config.h"
+#include "runtime/launch_lock.h"
 #include "runtime/nccl_api.h"
 #include "runtime/nccl_comm.h"
 #include "runtime/progress.h"
@@ -73,7 +74,7 @@ void retire_nccl_handle(ncclComm_t handle, int device, bool abort) {
 
 bool run_if_nccl_quiet(const std::function<void()>& work) {
   // No launch starts while this is held (every NCCL launch takes it), and none was under way.
-  std::unique_lock<std::mutex> launch(nccl_launch_mutex(), std::try_to_lock);
+  NcclLaunchLock launch(std::try_to_lock);
   if (!launch.owns_lock() || nccl_work_in_flight()) return false;
   work();
   return true;
@@ -87,7 +88,8 @@ void tear_down_retired_when_quiet() {
 }
 
 void tear_down_all_retired() {
-  MpiProgress progress;  // fails only at its MCRPMPI_NCCL_TIMEOUT deadline (none when 0)
+  // Fails only at its MCRPMPI_NCCL_TIMEOUT deadline (none when 0).
+  MpiProgress progress("retired NCCL communicators to be torn down");
   while (g_retired_count.load(std::memory_order_acquire) != 0) {
     tear_down_retired_when_quiet();
     if (g_retired_count.load(std::memory_order_acquire) == 0) return;

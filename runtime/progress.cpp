@@ -12,6 +12,7 @@
 #include "runtime/progress_thread.h"
 #include "runtime/requests.h"
 #include "runtime/self_comm.h"
+#include "runtime/state_report.h"
 
 namespace mcrp {
 namespace {
@@ -79,15 +80,20 @@ std::chrono::steady_clock::time_point deadline_after(double seconds) {
 }
 
 NcclDeadline::NcclDeadline()
-    : deadline_(deadline_after(config().nccl_timeout_s)), has_deadline_(config().nccl_timeout_s > 0) {}
+    : start_(std::chrono::steady_clock::now()),
+      deadline_(start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(config().nccl_timeout_s))),
+      has_deadline_(config().nccl_timeout_s > 0) {}
 
 Status NcclDeadline::expired() {
   if (!has_deadline_ || (++calls_ & 63u) != 0 || std::chrono::steady_clock::now() <= deadline_) return {};
-  return Status(MPI_ERR_OTHER, "no completion within MCRPMPI_NCCL_TIMEOUT=" + std::to_string(config().nccl_timeout_s) +
-                                   " s");
+  const std::string why = "no completion within " + nccl_timeout_text();
+  report_library_state(why);
+  return Status(MPI_ERR_OTHER, why);
 }
 
-MpiProgress::MpiProgress(ncclComm_t nccl_comm) : nccl_comm_(nccl_comm) {}
+MpiProgress::MpiProgress(const char* what, const NcclComm* comm)
+    : nccl_comm_(comm != nullptr ? comm->handle : nullptr), note_(what, comm, deadline_.start()) {}
 
 Status MpiProgress::poll() {
   drive_mpi_progress();

@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "device/wait.h"
+#include "runtime/wait_notes.h"
 
 namespace mcrp {
 
@@ -18,13 +19,16 @@ std::chrono::steady_clock::time_point deadline_after(double seconds);
 
 // MCRPMPI_NCCL_TIMEOUT from a start: expired() reads the clock on every 64th call only (a clock
 // read costs more than a progress poll).
+// The first expiry in the process also prints what the library was doing (runtime/state_report.h).
 class NcclDeadline {
  public:
   NcclDeadline();
   // The timeout error once the deadline has passed (checked on every 64th call), else ok.
   Status expired();
+  std::chrono::steady_clock::time_point start() const { return start_; }
 
  private:
+  std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point deadline_;
   bool has_deadline_;
   unsigned calls_ = 0;
@@ -32,13 +36,15 @@ class NcclDeadline {
 
 class MpiProgress final : public device::ProgressHook {
  public:
-  // nccl_comm: the communicator whose failure should end the wait, or null.
-  explicit MpiProgress(ncclComm_t nccl_comm = nullptr);
+  // what: what the thread waits for, a string literal (runtime/wait_notes.h); comm: the NCCL
+  // communicator whose failure should end the wait, or null.
+  explicit MpiProgress(const char* what, const NcclComm* comm = nullptr);
   Status poll() override;
 
  private:
   ncclComm_t nccl_comm_;
   NcclDeadline deadline_;
+  WaitNote note_;
   unsigned polls_ = 0;
 };
 

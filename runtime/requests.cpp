@@ -1,7 +1,9 @@
 #include "runtime/requests.h"
 
 #include <atomic>
+#include <map>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "runtime/profile.h"
 #include "runtime/progress.h"
 #include "runtime/progress_thread.h"
+#include "runtime/wait_notes.h"
 
 namespace mcrp {
 namespace {
@@ -160,6 +163,7 @@ int poll(void* state, MPI_Status*) {
 // MPI's progress); the ops complete on their own (GPU events, inner base-MPI requests they test
 // themselves), so waiting for all of them cannot block on the caller.
 int wait_all(int count, void** states, double, MPI_Status* status) {
+  WaitNote note("MPI_Wait on the library's requests (the base MPI's wait)", nullptr);
   for (;;) {
     bool all_done = true;
     for (int i = 0; i < count; ++i) {
@@ -255,6 +259,24 @@ int completed_failure(MPI_Request handle) {
 }
 
 int live_request_count() { return g_live_count.load(std::memory_order_acquire); }
+
+std::string describe_live_requests() {
+  std::map<std::string, int> by_call;
+  int total = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    for (const auto& entry : g_live) {
+      ++by_call[entry.first->call];
+      ++total;
+    }
+  }
+  if (total == 0) return "none";
+  std::string text = std::to_string(total) + " (";
+  for (const auto& [call, count] : by_call) {
+    text += (text.back() == '(' ? "" : ", ") + call + " " + std::to_string(count);
+  }
+  return text + ")";
+}
 
 void advance_live_requests() {
   if (g_live_count.load(std::memory_order_acquire) == 0) return;

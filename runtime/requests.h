@@ -16,6 +16,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <string>
 
 #include "device/status.h"
 
@@ -78,6 +79,8 @@ void advance_live_requests();
 // communicator's setup) may be what a peer waits for, and which only this process's library
 // progress takes. One atomic load.
 int live_request_count();
+// Those requests by MPI call, for the timeout report: "3 (MPI_Iallreduce 2, MPI_Ibcast 1)", or "none".
+std::string describe_live_requests();
 
 // MPI_Request_free of `handle`, before the base MPI's: a library op still in flight behind it is
 // marked freed. MPICH 4.0.2 calls the generalized request's free function at once and so marks it

@@ -166,6 +166,7 @@ void wait_every_device_work(int count, const MPI_Request requests[]) {
 // the library in between.
 template <class Test>
 int poll_until(Test&& test) {
+  WaitNote note("a wait of the MPI_Wait family, polling", nullptr);
   for (;;) {
     int done = 0;
     const int rc = test(&done);

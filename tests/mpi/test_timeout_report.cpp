@@ -1,0 +1,173 @@
+// The report the library prints when MCRPMPI_NCCL_TIMEOUT first expires in a process
+// (runtime/state_report.h): which NCCL communicators have work in flight, which threads wait for
+// what, who holds the launch lock, which requests are in flight. This program makes the situations;
+// its registration (tests/fake_nccl/tests.cmake) judges the report by its output, and the program
+// checks that every call ends in bounded time (never a hang) with an error or a right result.
+//
+// --case stuck: three communicators, each set up by a device allreduce that every rank makes. Then
+// the last rank sleeps past the timeout while the others start, on each communicator, one call
+// its NCCL kernel waits in: a thread's blocking MPI_Allreduce on the first, 1 s later another
+// thread's on the second, 1.5 s later the main thread's MPI_Iallreduce + MPI_Wait on the third. The
+// first to time out reports all three waits, the other two still under way.
+// --case setup: the last rank sleeps past the timeout before the first device call on a fresh
+// communicator: the others' NCCL setup times out, and the report says so.
+//
+// Run with MCRPMPI_NCCL_TIMEOUT set to a few seconds, on the NCCL path (the fake device with the
+// fake NCCL, or --space device on a GPU), at least 2 ranks, MPI_THREAD_MULTIPLE.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/mpi/check.h"
+#include "tests/mpi/command_line.h"
+#include "tests/mpi/memory_spaces.h"
+
+namespace {
+
+using namespace mcrp_test;
+
+constexpr std::size_t kCount = 1024;
+constexpr double kMarginSeconds = 10;  // a loaded CI machine: generous, yet far from a hang
+
+// What one device allreduce gave: its code, whether the sum was right, and how long it took.
+struct Outcome {
+  int rc = MPI_SUCCESS;
+  bool right = false;
+  double seconds = 0;
+};
+
+Outcome device_allreduce(MemorySpace& space, MPI_Comm comm, bool nonblocking) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  SpaceBuffer<float> send(space, std::vector<float>(kCount, static_cast<float>(rank + 1)));
+  SpaceBuffer<float> recv(space, std::vector<float>(kCount, -1.0f));
+  const auto start = std::chrono::steady_clock::now();
+  Outcome outcome;
+  if (nonblocking) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    outcome.rc = MPI_Iallreduce(send.data(), recv.data(), kCount, MPI_FLOAT, MPI_SUM, comm, &request);
+    if (outcome.rc == MPI_SUCCESS) outcome.rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+  } else {
+    outcome.rc = MPI_Allreduce(send.data(), recv.data(), kCount, MPI_FLOAT, MPI_SUM, comm);
+  }
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const float expected = static_cast<float>(size * (size + 1) / 2);
+  outcome.right = true;
+  for (float v : recv.download()) outcome.right = outcome.right && v == expected;
+  return outcome;
+}
+
+class TimeoutReport {
+ public:
+  TimeoutReport(Checker& checker, MemorySpace& space, double timeout)
+      : checker_(checker), space_(space), timeout_(timeout) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    late_ = rank_ == size_ - 1;
+  }
+
+  // An early rank's call must fail after the timeout; the late rank's must end in bounded time, right
+  // if it worked (its peers have left: what they sent may still let it finish).
+  void check_stuck_call(const Outcome& o, const std::string& what) {
+    if (!late_) {
+      checker_.check(o.rc != MPI_SUCCESS, what + ": a peer that comes too late: an error");
+      checker_.check(o.seconds >= timeout_ * 0.9 && o.seconds <= timeout_ + kMarginSeconds,
+                     what + ": the error comes after MCRPMPI_NCCL_TIMEOUT, within the margin: " +
+                         std::to_string(o.seconds) + " s");
+    } else {
+      checker_.check(
+          o.seconds <= timeout_ + kMarginSeconds,
+          what + ": the late rank returns within the timeout and margin: " + std::to_string(o.seconds) + " s");
+      checker_.check(o.rc != MPI_SUCCESS || o.right, what + ": the late rank's result, if any, is right");
+    }
+  }
+
+  void stuck() {
+    std::vector<MPI_Comm> comms(3, MPI_COMM_NULL);
+    for (MPI_Comm& comm : comms) {
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+      MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+      const Outcome warm = device_allreduce(space_, comm, false);
+      checker_.check(warm.rc == MPI_SUCCESS && warm.right, "warm-up device allreduce: its NCCL communicator works");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (late_) sleep(static_cast<unsigned>(timeout_ + 2));
+    Outcome first, second;
+    std::thread first_thread([&] { first = device_allreduce(space_, comms[0], false); });
+    std::thread second_thread([&] {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      second = device_allreduce(space_, comms[1], false);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    const Outcome third = device_allreduce(space_, comms[2], true);
+    first_thread.join();
+    second_thread.join();
+    check_stuck_call(first, "a thread's MPI_Allreduce on the first communicator");
+    check_stuck_call(second, "another thread's MPI_Allreduce on the second");
+    check_stuck_call(third, "MPI_Iallreduce + MPI_Wait on the third");
+    for (MPI_Comm& comm : comms) MPI_Comm_free(&comm);
+  }
+
+  void setup() {
+    MPI_Comm fresh = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
+    MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
+    if (late_) sleep(static_cast<unsigned>(timeout_ + 2));
+    check_stuck_call(device_allreduce(space_, fresh, false), "the first MPI_Allreduce on a fresh communicator");
+    MPI_Comm_free(&fresh);
+  }
+
+ private:
+  Checker& checker_;
+  MemorySpace& space_;
+  double timeout_;
+  int rank_ = 0;
+  int size_ = 1;
+  bool late_ = false;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  const char* timeout = std::getenv("MCRPMPI_NCCL_TIMEOUT");
+  const double seconds = timeout != nullptr ? std::atof(timeout) : 0;
+  const std::string which = option(argc, argv, "--case", "stuck");
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (seconds <= 0 || seconds > 60 || size < 2 || (which != "stuck" && which != "setup")) {
+    std::fprintf(stderr,
+                 "test_timeout_report: MCRPMPI_NCCL_TIMEOUT of a few seconds, 2 or more ranks, --case stuck|setup\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const std::string space_name = option(argc, argv, "--space", "fake-device");
+  int exit_code = kSkipExitCode;
+  {
+    // A failed MPI_Wait on the library's request is raised on MPI_COMM_WORLD's handler.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    std::unique_ptr<MemorySpace> space = make_memory_space(space_name, MPI_COMM_WORLD);
+    if (space && provided < MPI_THREAD_MULTIPLE) {
+      Checker checker;
+      checker.skip("the base MPI gives no MPI_THREAD_MULTIPLE");
+      exit_code = checker.finish(MPI_COMM_WORLD, "test_timeout_report");
+    } else if (space) {
+      Checker checker;
+      TimeoutReport report(checker, *space, seconds);
+      if (which == "stuck") report.stuck();
+      if (which == "setup") report.setup();
+      exit_code =
+          checker.finish(MPI_COMM_WORLD, ("test_timeout_report --case " + which + " --space " + space_name).c_str());
+    }
+  }
+  MPI_Finalize();
+  return exit_code;
+}
