@@ -143,7 +143,7 @@ Status run_staged_p2p(const P2PPrepared& p, const P2PBaseCall& base, bool copy, 
   device::DeviceGuard on_device(p.device);  // events for the waits belong to the stream's device
   cudaStream_t stream = nullptr;
   MCRP_TRY(device::copy_stream(p.device, &stream));
-  MpiProgress progress("a staged point-to-point call's copies");
+  MpiProgress progress("a staged point-to-point call (its copies and the base MPI's call)");
   StagedTransfer staged(p);
   if (copy) MCRP_TRY(staged.stage_in(stream));
   // The copies in (or, CUDA-aware, the application's prior device work) finish before the base
@@ -161,7 +161,7 @@ Status start_staged_p2p(const P2PPrepared& p, const P2PBaseCall& base, MPI_Reque
   device::DeviceGuard on_device(p.device);  // events for the waits belong to the stream's device
   cudaStream_t stream = nullptr;
   MCRP_TRY(device::copy_stream(p.device, &stream));
-  MpiProgress progress("a staged point-to-point start's copies in");
+  MpiProgress progress("the start of a staged point-to-point call (its copies in)");
   auto op = std::make_unique<StagedP2POp>(p, stream);
   MCRP_TRY(op->staged().stage_in(stream));
   MCRP_TRY(device::wait_stream(stream, progress));

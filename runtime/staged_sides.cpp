@@ -107,7 +107,7 @@ Status run_staged_call(StagedCall& staged, const StagedBase& base, bool copy) {
   cudaStream_t stream = nullptr;
   device::DeviceGuard on_device(staged.device());  // events for the waits belong to the stream's device
   MCRP_TRY(device::copy_stream(staged.device(), &stream));
-  MpiProgress progress("a staged call's copies");
+  MpiProgress progress("a staged call (its copies and the base MPI's call)");
   MCRP_TRY(staged.prepare(copy, stream, progress));
   const int rc = base(staged.send_argument(), staged.recv_argument(), nullptr);
   if (rc != MPI_SUCCESS) return already_raised(rc);
@@ -144,7 +144,7 @@ Status start_staged_sides(StagedSides sides, const StagedBase& base, bool copy, 
   cudaStream_t stream = nullptr;
   device::DeviceGuard on_device(sides.device);  // events for the waits belong to the stream's device
   MCRP_TRY(device::copy_stream(sides.device, &stream));
-  MpiProgress progress("a staged call's copies in");
+  MpiProgress progress("the start of a staged call (its copies in)");
   const MPI_Datatype send_type = sides.send.type, recv_type = sides.recv.type;
   auto op = std::make_unique<StagedOp>(std::move(sides), stream, copy);
   MCRP_TRY(op->staged().prepare(copy, stream, progress));

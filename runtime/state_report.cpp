@@ -43,19 +43,12 @@ std::string wait_line(const ThreadWait& wait, const std::vector<NcclCommState>& 
   return line + " on an NCCL communicator no longer alive";
 }
 
-}  // namespace
-
-void remember_world_rank(int rank) { g_world_rank.store(rank, std::memory_order_relaxed); }
-
-void report_library_state(const std::string& why) {
-  static std::atomic<bool> reported{false};
-  if (reported.exchange(true)) return;
+void print_library_state(const std::string& headline) {
   const int rank = g_world_rank.load(std::memory_order_relaxed);
   const std::string pid = "pid " + std::to_string(getpid());
   const std::vector<NcclCommState> comms = nccl_comm_states();
   std::vector<std::string> lines;
-  lines.push_back((rank >= 0 ? "rank " + std::to_string(rank) + " (" + pid + ")" : pid) + ": " + why +
-                  "; the library's state at this first timeout of the process:");
+  lines.push_back((rank >= 0 ? "rank " + std::to_string(rank) + " (" + pid + ")" : pid) + ": " + headline);
   lines.push_back(launch_lock_line());
   for (const NcclCommState& comm : comms) lines.push_back(comm.description);
   if (comms.empty()) lines.push_back("no NCCL communicator");
@@ -71,4 +64,18 @@ void report_library_state(const std::string& why) {
   std::fflush(stderr);
 }
 
+}  // namespace
+
+void remember_world_rank(int rank) { g_world_rank.store(rank, std::memory_order_relaxed); }
+
+void report_library_state(const std::string& why) {
+  static std::atomic<bool> reported{false};
+  if (reported.exchange(true)) return;
+  print_library_state(why + "; the library's state at this first timeout of the process:");
+}
+
 }  // namespace mcrp
+
+extern "C" void mcrpmpi_report_state(const char* why) {
+  mcrp::print_library_state(std::string(why != nullptr ? why : "asked") + "; the library's state now:");
+}

@@ -17,3 +17,8 @@ void remember_world_rank(int rank);
 void report_library_state(const std::string& why);
 
 }  // namespace mcrp
+
+// The same report now, headed by `why`, whenever asked: for a test's or an application's own
+// watchdog (test_thread_stress prints it with its stall report). Any thread that holds none of the
+// library's locks, MPI initialised or not; it calls no MPI.
+extern "C" void mcrpmpi_report_state(const char* why);

@@ -8,7 +8,8 @@
 # `stuck`: rank 0's report names its three communicators with work on their streams, the thread that
 # timed out (the first, on communicator #1), the two other waits still under way (a thread's blocking
 # call on #2 since 1 s later, the main thread's MPI_Wait on its MPI_Iallreduce on #3 since 1.5 s
-# later) and that request. `setup`: the last rank comes late to a fresh communicator's first call,
+# later) and that request; and the same report asked for at 2.5 s, before the timeout
+# (mcrpmpi_report_state). `setup`: the last rank comes late to a fresh communicator's first call,
 # and rank 0's report says that its NCCL setup timed out, with the call queued behind it.
 function(mcrpmpi_add_timeout_report_test name)
   cmake_parse_arguments(R "" "CASE;KIND;SECONDS;SPACE" "LABELS;ENV" ${ARGN})
@@ -26,7 +27,8 @@ function(mcrpmpi_add_timeout_report_test name)
               "^mcrpmpi: thread [0-9]+ \\(this one\\): ${waiting} a blocking NCCL call on NCCL communicator #1$"
               "^mcrpmpi: thread [0-9]+: ${waiting} a blocking NCCL call on NCCL communicator #2$"
               "^mcrpmpi: thread [0-9]+: ${waiting} a wait of the MPI_Wait family, polling$"
-              "^mcrpmpi: library requests in flight: 1 \\(MPI_Iallreduce 1\\)")
+              "^mcrpmpi: library requests in flight: 1 \\(MPI_Iallreduce 1\\)"
+              "${head}test_timeout_report asked at 2.5 s. the library's state now:$")
   else()
     # A blocking communicator's setup call waits for the late rank on the communicator's thread; a
     # nonblocking one's has returned, and NCCL's own thread waits.

@@ -3,11 +3,16 @@
 // collectives, point-to-point and communicator create/free, device (or fake device) and host buffers
 // -- for a number of rounds or a fixed time, every result checked. A deadlock fails by the ctest
 // timeout; before that, a watchdog says on stderr which thread is stuck in which part of its round,
-// so a hang on a machine one cannot log into still says where it is.
+// with its kernel thread id, and has the library print its own state (mcrpmpi_report_state,
+// runtime/state_report.h: communicators, launch lock, each thread's wait under the same ids), so a
+// hang on a machine one cannot log into still says where it is.
 //   test_thread_stress --space host|fake-device|device [--threads 8] [--rounds 64]
 //                      [--seconds S: rounds until S seconds have passed, instead of --rounds]
 //                      [--stall-report S: report threads that made no round for S seconds (60; 0 off)]
+#include <dlfcn.h>
 #include <mpi.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -38,6 +43,7 @@ struct ThreadProgress {
   std::atomic<int> rounds{0};
   std::atomic<bool> finished{false};
   std::atomic<const char*> step{nullptr};  // MixedCalls::record_steps_in
+  std::atomic<int> thread_id{0};           // the kernel's id, as the library's report and debuggers name it
 };
 
 // Reports on stderr, once per stall, where every thread is when none has finished a round for
@@ -68,11 +74,21 @@ class Watchdog {
     for (std::size_t t = 0; t < threads_.size(); ++t) {
       const ThreadProgress& thread = threads_[t];
       const char* step = thread.step.load(std::memory_order_relaxed);
-      std::fprintf(stderr, "stall: rank %d thread %zu, no round finished for %.0f s: %d rounds done, %s%s\n", rank_,
-                   t, stalled_for, thread.rounds.load(), thread.finished ? "finished" : step ? "in " : "between rounds",
+      std::fprintf(stderr, "stall: rank %d thread %zu (tid %d), no round finished for %.0f s: %d rounds done, %s%s\n",
+                   rank_, t, thread.thread_id.load(), stalled_for, thread.rounds.load(),
+                   thread.finished ? "finished"
+                   : step          ? "in "
+                                   : "between rounds",
                    !thread.finished && step ? step : "");
     }
     std::fflush(stderr);
+    // The library's view of the same moment, where the library is loaded (not under a plain MPI).
+    using Report = void (*)(const char*);
+    if (auto library_report = reinterpret_cast<Report>(dlsym(RTLD_DEFAULT, "mcrpmpi_report_state"))) {
+      library_report(
+          ("test_thread_stress: no round finished for " + std::to_string(static_cast<int>(stalled_for)) + " s")
+              .c_str());
+    }
   }
 
   void watch() {
@@ -155,6 +171,7 @@ int main(int argc, char** argv) {
         std::vector<std::thread> threads;
         for (std::size_t t = 0; t < comms.size(); ++t) {
           threads.emplace_back([&, t] {
+            progress[t].thread_id = static_cast<int>(syscall(SYS_gettid));
             for (int round = 0; another_round(round, rounds, seconds, start, comms[t]); ++round) {
               calls[t] += mixes[t]->run_round(round);
               progress[t].rounds.fetch_add(1);

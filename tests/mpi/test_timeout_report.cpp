@@ -8,7 +8,8 @@
 // the last rank sleeps past the timeout while the others start, on each communicator, one call
 // its NCCL kernel waits in: a thread's blocking MPI_Allreduce on the first, 1 s later another
 // thread's on the second, 1.5 s later the main thread's MPI_Iallreduce + MPI_Wait on the third. The
-// first to time out reports all three waits, the other two still under way.
+// first to time out reports all three waits, the other two still under way. At 2.5 s, before any
+// timeout, a fourth thread of the early ranks asks for the same report (mcrpmpi_report_state).
 // --case setup: the last rank sleeps past the timeout before the first device call on a fresh
 // communicator: the others' NCCL setup times out, and the report says so.
 //
@@ -28,6 +29,8 @@
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
 #include "tests/mpi/memory_spaces.h"
+
+extern "C" void mcrpmpi_report_state(const char* why);  // runtime/state_report.h
 
 namespace {
 
@@ -101,6 +104,11 @@ class TimeoutReport {
     MPI_Barrier(MPI_COMM_WORLD);
     if (late_) sleep(static_cast<unsigned>(timeout_ + 2));
     Outcome first, second;
+    std::thread asker([&] {
+      if (late_) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+      mcrpmpi_report_state("test_timeout_report asked at 2.5 s");
+    });
     std::thread first_thread([&] { first = device_allreduce(space_, comms[0], false); });
     std::thread second_thread([&] {
       std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -110,6 +118,7 @@ class TimeoutReport {
     const Outcome third = device_allreduce(space_, comms[2], true);
     first_thread.join();
     second_thread.join();
+    asker.join();
     check_stuck_call(first, "a thread's MPI_Allreduce on the first communicator");
     check_stuck_call(second, "another thread's MPI_Allreduce on the second");
     check_stuck_call(third, "MPI_Iallreduce + MPI_Wait on the third");
