@@ -93,13 +93,20 @@ Status NcclDeadline::expired() {
 }
 
 MpiProgress::MpiProgress(const char* what, const NcclComm* comm)
-    : nccl_comm_(comm != nullptr ? comm->handle : nullptr), note_(what, comm, deadline_.start()) {}
+    : nccl_comm_(comm != nullptr ? comm->handle : nullptr), what_(what), comm_(comm) {}
+
+MpiProgress::~MpiProgress() {
+  if (noted_) note_wait_ended();
+}
 
 Status MpiProgress::poll() {
   drive_mpi_progress();
   advance_library();  // whichever communicator this wait is for
-  // NCCL's error state is checked every 64 polls: it costs more than a progress poll.
-  if (nccl_comm_ != nullptr && (++polls_ & 63u) == 0) MCRP_TRY(nccl_async_error(nccl_comm_));
+  // Every 64 polls, what costs more than a poll: noting the wait (once), NCCL's error state.
+  if ((++polls_ & 63u) == 0) {
+    if (!noted_) noted_ = note_wait_begun(what_, comm_, deadline_.start());
+    if (nccl_comm_ != nullptr) MCRP_TRY(nccl_async_error(nccl_comm_));
+  }
   return deadline_.expired();
 }
 

@@ -28,10 +28,21 @@ std::string thread_text(int thread) {
   return "thread " + std::to_string(thread) + (thread == this_thread_id() ? " (this one)" : "");
 }
 
+// How long the report watches the launch lock: long against a launch (microseconds), short against a
+// timeout (seconds).
+constexpr int kLockWatchMs = 100;
+
 std::string launch_lock_line() {
-  const LaunchLockHolder holder = launch_lock_holder();
-  if (holder.thread == 0) return "NCCL launch lock: free";
-  return "NCCL launch lock: held by " + thread_text(holder.thread) + " for " + seconds_text(holder.seconds);
+  const LaunchLockWatch watch = watch_launch_lock(kLockWatchMs);
+  if (watch.holder == pthread_t{}) return "NCCL launch lock: free";
+  char pthread_text[32];
+  std::snprintf(pthread_text, sizeof pthread_text, "0x%lx", static_cast<unsigned long>(watch.holder));
+  const int thread = thread_id_of(watch.holder);
+  const std::string who = thread != 0 ? thread_text(thread) + " (pthread " + pthread_text + ")"
+                                      : std::string("pthread ") + pthread_text + " (no wait of it noted, so no id)";
+  return "NCCL launch lock: held by " + who +
+         (watch.held_throughout ? ", the same taking through the report's " + std::to_string(kLockWatchMs) + " ms watch"
+                                : ", taken again or freed during the report's watch");
 }
 
 std::string wait_line(const ThreadWait& wait, const std::vector<NcclCommState>& comms) {

@@ -16,6 +16,7 @@ using Clock = std::chrono::steady_clock;
 // read by the report, which may see a wait as it begins or ends.
 struct ThreadRecord {
   int thread = 0;
+  pthread_t handle{};
   std::atomic<const char*> what{nullptr};  // null: not waiting
   std::atomic<const NcclComm*> comm{nullptr};
   std::atomic<std::int64_t> since{0};  // Clock ticks
@@ -38,6 +39,7 @@ struct ThisThread {
   ThreadRecord record;
   ThisThread() {
     record.thread = this_thread_id();
+    record.handle = pthread_self();
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     r.records.push_back(&record);
@@ -63,17 +65,24 @@ ThreadRecord& this_record() { return t_record != nullptr ? *t_record : first_rec
 
 }  // namespace
 
-WaitNote::WaitNote(const char* what, const NcclComm* comm, Clock::time_point since) {
+bool note_wait_begun(const char* what, const NcclComm* comm, Clock::time_point since) {
   ThreadRecord& record = this_record();
-  noted_ = record.what.load(std::memory_order_relaxed) == nullptr;
-  if (!noted_) return;
+  if (record.what.load(std::memory_order_relaxed) != nullptr) return false;
   record.comm.store(comm, std::memory_order_relaxed);
   record.since.store(since.time_since_epoch().count(), std::memory_order_relaxed);
   record.what.store(what, std::memory_order_release);
+  return true;
 }
 
-WaitNote::~WaitNote() {
-  if (noted_) this_record().what.store(nullptr, std::memory_order_release);
+void note_wait_ended() { this_record().what.store(nullptr, std::memory_order_release); }
+
+int thread_id_of(pthread_t thread) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const ThreadRecord* record : r.records) {
+    if (pthread_equal(record->handle, thread)) return record->thread;
+  }
+  return 0;
 }
 
 std::vector<ThreadWait> threads_waiting() {

@@ -6,10 +6,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "runtime/launch_lock.h"
+#include "runtime/state_report.h"
 #include "runtime/thread_id.h"
 #include "runtime/wait_notes.h"
 
@@ -71,27 +74,70 @@ TEST(WaitNotes, OtherThreadsAreListedLongestFirstAndLeaveWhenTheyEnd) {
 }
 
 TEST(LaunchLock, NamesItsHolderAndKeepsOthersOut) {
-  EXPECT_EQ(launch_lock_holder().thread, 0);
+  { WaitNote registers_this_thread("a registration", nullptr); }
+  EXPECT_EQ(thread_id_of(pthread_self()), this_thread_id());
+  EXPECT_TRUE(pthread_equal(watch_launch_lock(0).holder, pthread_t{}));
   {
     NcclLaunchLock lock;
-    EXPECT_EQ(launch_lock_holder().thread, this_thread_id());
-    EXPECT_GE(launch_lock_holder().seconds, 0.0);
+    LaunchLockWatch seen;
     bool other_got_it = true;
     std::thread other([&] {
+      seen = watch_launch_lock(50);
       NcclLaunchLock attempt(std::try_to_lock);
       other_got_it = attempt.owns_lock();
     });
     other.join();
+    EXPECT_TRUE(pthread_equal(seen.holder, pthread_self()));
+    EXPECT_TRUE(seen.held_throughout);
     EXPECT_FALSE(other_got_it);
-    EXPECT_EQ(launch_lock_holder().thread, this_thread_id());  // a failed attempt changes nothing
+    EXPECT_TRUE(pthread_equal(watch_launch_lock(0).holder, pthread_self()));  // a refused attempt changes nothing
   }
-  EXPECT_EQ(launch_lock_holder().thread, 0);
+  EXPECT_TRUE(pthread_equal(watch_launch_lock(0).holder, pthread_t{}));
   NcclLaunchLock attempt(std::try_to_lock);
   EXPECT_TRUE(attempt.owns_lock());
 }
 
-// What the notes and the lock's bookkeeping add to a blocking NCCL call (one of each), printed
-// beside a bare mutex's lock and unlock, which the launch lock was before.
+TEST(LaunchLock, AWatchSeesANewTaking) {
+  std::atomic<bool> watching{false};
+  LaunchLockWatch seen;
+  auto lock = std::make_unique<NcclLaunchLock>();
+  std::thread watcher([&] {
+    watching = true;
+    seen = watch_launch_lock(300);
+  });
+  while (!watching) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  lock.reset();
+  lock = std::make_unique<NcclLaunchLock>();  // the same thread takes it again within the watch
+  watcher.join();
+  EXPECT_TRUE(pthread_equal(seen.holder, pthread_self()));
+  EXPECT_FALSE(seen.held_throughout);
+}
+
+// The report itself, asked for while this thread holds the launch lock and waits: no MPI, no NCCL
+// communicator in this process.
+TEST(StateReport, NamesTheLockHolderAndTheWaits) {
+  WaitNote note("a unit test's wait", nullptr, std::chrono::steady_clock::now() - std::chrono::seconds(3));
+  NcclLaunchLock lock;
+  testing::internal::CaptureStderr();
+  mcrpmpi_report_state("unit test");
+  const std::string report = testing::internal::GetCapturedStderr();
+  const std::string me = std::to_string(this_thread_id());
+  EXPECT_NE(report.find("mcrpmpi: pid "), std::string::npos) << report;  // no world rank: MPI never initialised
+  EXPECT_NE(report.find(": unit test; the library's state now:\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("mcrpmpi: NCCL launch lock: held by thread " + me + " (this one) (pthread 0x"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find(", the same taking through the report's 100 ms watch\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("mcrpmpi: no NCCL communicator\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("mcrpmpi: thread " + me + " (this one): waiting 3."), std::string::npos) << report;
+  EXPECT_NE(report.find(" for a unit test's wait\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("mcrpmpi: library requests in flight: none"), std::string::npos) << report;
+}
+
+// What the launch lock's bookkeeping adds to every NCCL launch, printed beside the bare mutex's lock
+// and unlock, which the launch lock was before, and an eager wait note's cost (the waits of blocking
+// NCCL calls note themselves at their 64th poll only).
 template <typename Body>
 double fastest_ns_per_call(Body body) {
   constexpr int kRounds = 7, kCalls = 200000;
@@ -108,17 +154,16 @@ double fastest_ns_per_call(Body body) {
 
 TEST(LaunchLock, CostOfTheBookkeepingPerCall) {
   std::mutex bare;
-  const double before =
+  const double mutex_ns =
       fastest_ns_per_call([&](std::chrono::steady_clock::time_point) { std::lock_guard<std::mutex> lock(bare); });
-  const double now = fastest_ns_per_call([](std::chrono::steady_clock::time_point start) {
-    WaitNote note("a blocking NCCL call", nullptr, start);
-    NcclLaunchLock lock;
-  });
+  const double lock_ns = fastest_ns_per_call([](std::chrono::steady_clock::time_point) { NcclLaunchLock lock; });
+  const double note_ns = fastest_ns_per_call(
+      [](std::chrono::steady_clock::time_point start) { WaitNote note("a blocking NCCL call", nullptr, start); });
   std::printf(
-      "a wait note and a launch lock taken and released: %.1f ns; a bare mutex: %.1f ns (fastest of 7 rounds of "
-      "200,000)\n",
-      now, before);
-  EXPECT_LT(now, 10000.0);  // a sanity bound only: speed goals live in benchmarks
+      "launch lock taken and released: %.1f ns, a bare mutex: %.1f ns; a wait note: %.1f ns "
+      "(fastest of 7 rounds of 200,000)\n",
+      lock_ns, mutex_ns, note_ns);
+  EXPECT_LT(lock_ns, 10000.0);  // a sanity bound only: speed goals live in benchmarks
 }
 
 }  // namespace
