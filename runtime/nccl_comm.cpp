@@ -168,7 +168,7 @@ void NcclComm::end_setup(Status result) {
             result.ok() ? std::to_string(device) : result.message());
 }
 
-void NcclComm::step_setup() {
+bool NcclComm::step_setup() {
   if (phase_ == Phase::exchanging_id) {
     int arrived = 0;
     if (PMPI_Test(&id_request_, &arrived, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
@@ -193,10 +193,11 @@ void NcclComm::step_setup() {
     } else if (state != ncclInProgress) {
       end_setup(nccl_failure("ncclCommInitRankConfig", state, handle));
     } else if (std::chrono::steady_clock::now() > deadline_) {
-      setup_timed_out_.store(true, std::memory_order_release);
       end_setup(Status(MPI_ERR_OTHER, "NCCL communicator not initialised within " + nccl_timeout_text()));
+      return true;
     }
   }
+  return false;
 }
 
 void NcclComm::start_init_on_side() {
@@ -314,9 +315,10 @@ void NcclComm::launch_queued() {
 bool NcclComm::advance() {
   QueuedLaunch* enqueued = nullptr;
   Status enqueue_result;
+  bool setup_timed_out = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    step_setup();
+    setup_timed_out = step_setup();
     if (enqueuing_ != nullptr) {
       const ncclResult_t state = enqueue_state();
       if (state != ncclInProgress) {
@@ -334,7 +336,7 @@ bool NcclComm::advance() {
       }
     }
   }
-  report_setup_timeout();
+  if (setup_timed_out) report_setup_timeout();  // without the lock
   if (enqueued != nullptr) {
     // Marked broken above, under the lock, so nothing launches behind it; stopped here, without it.
     if (!enqueue_result.ok()) fail(enqueue_result);
@@ -348,24 +350,23 @@ bool NcclComm::advance() {
 
 Status NcclComm::wait_setup(device::ProgressHook& progress) {
   for (;;) {
-    bool continue_polling = false;
+    bool timed_out = false;
+    Status failure;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      step_setup();
+      timed_out = step_setup();
       if (phase_ == Phase::ready) return {};
-      if (phase_ != Phase::failed) continue_polling = true;
+      if (phase_ == Phase::failed) failure = failure_;
     }
-    if (!continue_polling) {
-      report_setup_timeout();
-      std::lock_guard<std::mutex> lock(mutex_);
-      return failure_;
+    if (!failure.ok()) {
+      if (timed_out) report_setup_timeout();  // without the lock
+      return failure;
     }
     MCRP_TRY(progress.poll());
   }
 }
 
 void NcclComm::report_setup_timeout() {
-  if (!setup_timed_out_.exchange(false, std::memory_order_acq_rel)) return;
   report_library_state("NCCL communicator #" + std::to_string(serial) + " not initialised within " +
                        nccl_timeout_text());
 }

@@ -129,7 +129,7 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
  private:
   enum class Phase { exchanging_id, initializing, ready, failed };
   void end_setup(Status result);  // under mutex_
-  void step_setup();              // under mutex_
+  bool step_setup();              // under mutex_; true when this step ended the setup at its deadline
   void launch_queued();           // launches in order while allowed; takes mutex_ itself
   void start_init_on_side();      // under mutex_: NCCL's setup call, on the side thread
   // The enqueue in progress: ncclInProgress, or how it ended (a side-thread launch's connections
@@ -139,11 +139,10 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   ncclResult_t issue_on_side(const std::vector<int>& to, const std::vector<int>& from,
                              std::function<ncclResult_t()> calls);  // issue_p2p's side-thread launch
 
-  void report_setup_timeout();  // without mutex_: the report reads every communicator's state
+  void report_setup_timeout();  // without mutex_ (the report reads every communicator's state)
 
   std::mutex mutex_;
-  std::atomic<bool> stopped_{false};          // fail() has told NCCL to stop (or found nothing to stop)
-  std::atomic<bool> setup_timed_out_{false};  // the report is owed: step_setup found it, under mutex_
+  std::atomic<bool> stopped_{false};  // fail() has told NCCL to stop (or found nothing to stop)
   Phase phase_ = Phase::exchanging_id;
   Status failure_;
   QueuedLaunch* enqueuing_ = nullptr;  // launched, NCCL still enqueuing it

@@ -74,15 +74,17 @@ void drive_mpi_progress() {
   PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
 }
 
+std::chrono::steady_clock::time_point deadline_after(double seconds, std::chrono::steady_clock::time_point from) {
+  return from + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 std::chrono::steady_clock::time_point deadline_after(double seconds) {
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  return deadline_after(seconds, std::chrono::steady_clock::now());
 }
 
 NcclDeadline::NcclDeadline()
     : start_(std::chrono::steady_clock::now()),
-      deadline_(start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                             std::chrono::duration<double>(config().nccl_timeout_s))),
+      deadline_(deadline_after(config().nccl_timeout_s, start_)),
       has_deadline_(config().nccl_timeout_s > 0) {}
 
 Status NcclDeadline::expired() {

@@ -16,6 +16,8 @@ namespace mcrp {
 
 // Now plus `seconds` (fractions kept).
 std::chrono::steady_clock::time_point deadline_after(double seconds);
+// `from` plus `seconds`.
+std::chrono::steady_clock::time_point deadline_after(double seconds, std::chrono::steady_clock::time_point from);
 
 // MCRPMPI_NCCL_TIMEOUT from a start: expired() reads the clock on every 64th call only (a clock
 // read costs more than a progress poll).
