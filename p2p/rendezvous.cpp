@@ -460,6 +460,7 @@ Status wait_op(AsyncOp& op, MPI_Status* status) {
     }
     drive_mpi_progress();
     advance_library();
+    note.polled();
   }
 }
 

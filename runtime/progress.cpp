@@ -95,20 +95,13 @@ Status NcclDeadline::expired() {
 }
 
 MpiProgress::MpiProgress(const char* what, const NcclComm* comm)
-    : nccl_comm_(comm != nullptr ? comm->handle : nullptr), what_(what), comm_(comm) {}
-
-MpiProgress::~MpiProgress() {
-  if (noted_) note_wait_ended();
-}
+    : nccl_comm_(comm != nullptr ? comm->handle : nullptr), note_(what, comm, deadline_.start()) {}
 
 Status MpiProgress::poll() {
   drive_mpi_progress();
   advance_library();  // whichever communicator this wait is for
   // Every 64 polls, what costs more than a poll: noting the wait (once), NCCL's error state.
-  if ((++polls_ & 63u) == 0) {
-    if (!noted_) noted_ = note_wait_begun(what_, comm_, deadline_.start());
-    if (nccl_comm_ != nullptr) MCRP_TRY(nccl_async_error(nccl_comm_));
-  }
+  if (note_.polled() && nccl_comm_ != nullptr) MCRP_TRY(nccl_async_error(nccl_comm_));
   return deadline_.expired();
 }
 

@@ -41,7 +41,7 @@ class MpiProgress final : public device::ProgressHook {
   // what: what the thread waits for, a string literal (runtime/wait_notes.h); comm: the NCCL
   // communicator whose failure should end the wait, or null.
   explicit MpiProgress(const char* what, const NcclComm* comm = nullptr);
-  ~MpiProgress() override;
+  ~MpiProgress() override = default;
   MpiProgress(const MpiProgress&) = delete;
   MpiProgress& operator=(const MpiProgress&) = delete;
   Status poll() override;
@@ -49,10 +49,7 @@ class MpiProgress final : public device::ProgressHook {
  private:
   ncclComm_t nccl_comm_;
   NcclDeadline deadline_;
-  const char* what_;
-  const NcclComm* comm_;
-  bool noted_ = false;  // the wait is noted (from its 64th poll on: runtime/wait_notes.h)
-  unsigned polls_ = 0;
+  WaitNote note_;  // after deadline_: begins at its start
 };
 
 // Drives the base MPI's progress once: a probe of the library's duplicate of MPI_COMM_WORLD

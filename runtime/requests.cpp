@@ -171,6 +171,7 @@ int wait_all(int count, void** states, double, MPI_Status* status) {
       all_done = all_done && from_state(states[i])->finished.load(std::memory_order_acquire);
     }
     if (all_done) return MPI_SUCCESS;
+    note.polled();
   }
 }
 

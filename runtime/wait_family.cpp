@@ -173,6 +173,7 @@ int poll_until(Test&& test) {
     if (rc != MPI_SUCCESS || done) return rc;
     advance_library();
     drive_mpi_progress();
+    note.polled();
   }
 }
 

@@ -1,7 +1,7 @@
 // What each thread is waiting for inside the library, for the report printed when
 // MCRPMPI_NCCL_TIMEOUT expires (runtime/state_report.h). A thread notes its outermost wait in its
-// own record for the wait's length. The waits of blocking NCCL calls (MpiProgress) note themselves
-// only once they have polled 64 times, so that a call that completes at once pays nothing here.
+// own record for the wait's length. Polling waits note themselves only once they have polled 64
+// times (WaitNote::polled), so that a call that completes at once pays nothing here.
 #pragma once
 #include <pthread.h>
 
@@ -19,20 +19,44 @@ class NcclComm;
 bool note_wait_begun(const char* what, const NcclComm* comm, std::chrono::steady_clock::time_point since);
 void note_wait_ended();
 
-// A wait noted for its scope.
+// A wait noted for its scope, lazily: a polling wait calls polled() on each poll and is noted at
+// its 64th, so that a wait that ends sooner pays a counter only. A wait that does not poll, or
+// wants its note at once, calls note_now().
 class WaitNote {
  public:
-  WaitNote(const char* what, const NcclComm* comm,
-           std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now())
-      : noted_(note_wait_begun(what, comm, since)) {}
+  static constexpr unsigned kPollsBetweenChecks = 64;  // a power of two
+
+  // since: when the wait began; by default, when it is noted.
+  WaitNote(const char* what, const NcclComm* comm, std::chrono::steady_clock::time_point since = {})
+      : what_(what), comm_(comm), since_(since) {}
   ~WaitNote() {
     if (noted_) note_wait_ended();
   }
   WaitNote(const WaitNote&) = delete;
   WaitNote& operator=(const WaitNote&) = delete;
 
+  // Counts a poll. True on every 64th, once the wait is noted: where a wait's costlier checks
+  // (an error state, a clock) belong too.
+  bool polled() {
+    if ((++polls_ & (kPollsBetweenChecks - 1)) != 0) return false;
+    note_now();
+    return true;
+  }
+  // Notes the wait now unless it is noted already (or an outer wait of the thread's is).
+  void note_now() {
+    if (!tried_) {
+      tried_ = true;
+      noted_ = note_wait_begun(what_, comm_, since_ != decltype(since_){} ? since_ : std::chrono::steady_clock::now());
+    }
+  }
+
  private:
-  bool noted_;
+  const char* what_;
+  const NcclComm* comm_;
+  std::chrono::steady_clock::time_point since_;
+  unsigned polls_ = 0;
+  bool tried_ = false;  // note_now() has run: a refused note is not asked again
+  bool noted_ = false;
 };
 
 // The threads in a noted wait now, longest first.

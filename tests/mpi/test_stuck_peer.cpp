@@ -19,18 +19,12 @@
 
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/late_peer.h"
 #include "tests/mpi/memory_spaces.h"
 
 using namespace mcrp_test;
 
 namespace {
-
-constexpr std::size_t kCount = 1024;
-constexpr double kMarginSeconds = 10;  // a loaded CI machine: generous, yet far from a hang
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 std::string error_text(int rc) {
   char text[MPI_MAX_ERROR_STRING] = "";
@@ -47,70 +41,39 @@ class StuckPeer {
     MPI_Comm_size(comm, &size_);
   }
 
-  // A device allreduce of rank-dependent values; the rc, and whether the sum is right when it worked.
-  // Nonblocking: MPI_Iallreduce, then MPI_Wait.
-  int device_allreduce(MPI_Comm comm, bool* right, bool nonblocking = false) {
-    SpaceBuffer<float> send(space_, std::vector<float>(kCount, static_cast<float>(rank_ + 1)));
-    SpaceBuffer<float> recv(space_, std::vector<float>(kCount, -1.0f));
-    int rc = MPI_SUCCESS;
-    if (nonblocking) {
-      MPI_Request request = MPI_REQUEST_NULL;
-      rc = MPI_Iallreduce(send.data(), recv.data(), kCount, MPI_FLOAT, MPI_SUM, comm, &request);
-      if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
-    } else {
-      rc = MPI_Allreduce(send.data(), recv.data(), kCount, MPI_FLOAT, MPI_SUM, comm);
-    }
-    const float expected = static_cast<float>(size_ * (size_ + 1) / 2);
-    *right = true;
-    for (float v : recv.download()) *right = *right && v == expected;
-    return rc;
-  }
-
-  // The last rank sleeps past the timeout before its call; the others' call must fail in time.
+  // The last rank sleeps past the timeout before its call; the others' call must fail in time, with
+  // an error that names the call and the timeout.
   void stuck_call(MPI_Comm comm, bool nonblocking) {
-    const std::string form = nonblocking ? "MPI_Iallreduce + MPI_Wait: " : "MPI_Allreduce: ";
+    const std::string form = nonblocking ? "MPI_Iallreduce + MPI_Wait" : "MPI_Allreduce";
     const char* call = nonblocking ? "MPI_Iallreduce" : "MPI_Allreduce";
-    const bool sleeper = rank_ == size_ - 1;
-    if (sleeper) sleep(static_cast<unsigned>(timeout_ + 2));
-    const auto start = std::chrono::steady_clock::now();
-    bool right = false;
-    const int rc = device_allreduce(comm, &right, nonblocking);
-    const double took = seconds_since(start);
-    const std::string text = rc == MPI_SUCCESS ? "" : error_text(rc);
-    if (!sleeper) {
-      checker_.check(rc != MPI_SUCCESS, form + "a peer that never comes: an error");
+    const bool late = rank_ == size_ - 1;
+    if (late) sleep(static_cast<unsigned>(timeout_ + 2));
+    const AllreduceOutcome outcome = device_allreduce(space_, comm, nonblocking);
+    check_late_peer_outcome(checker_, outcome, late, timeout_, form);
+    if (!late) {
+      const std::string text = outcome.rc == MPI_SUCCESS ? "" : error_text(outcome.rc);
       checker_.check(text.find(call) != std::string::npos && text.find("MCRPMPI_NCCL_TIMEOUT") != std::string::npos,
-                     form + "the error names the call and the timeout: " + text);
-      checker_.check(took >= timeout_ * 0.9 && took <= timeout_ + kMarginSeconds,
-                     form + "the error comes after MCRPMPI_NCCL_TIMEOUT, within the margin: " + std::to_string(took) + " s");
-    } else {
-      // Its peers have left; what they sent before leaving may still let this rank finish (the fake
-      // NCCL buffers it), else it times out itself. Either way: bounded, and no wrong data.
-      checker_.check(took <= timeout_ + kMarginSeconds,
-                     form + "the late rank returns within the timeout and margin: " + std::to_string(took) + " s");
-      checker_.check(rc != MPI_SUCCESS || right, form + "the late rank's result, if any, is right");
+                     form + ": the error names the call and the timeout: " + text);
     }
   }
 
   void run() {
-    bool right = false;
-    int rc = device_allreduce(comm_, &right);
-    checker_.check(rc == MPI_SUCCESS && right, "warm-up device allreduce: the NCCL communicator works");
+    const AllreduceOutcome warm = device_allreduce(space_, comm_);
+    checker_.check(warm.rc == MPI_SUCCESS && warm.right, "warm-up device allreduce: the NCCL communicator works");
     MPI_Barrier(comm_);
 
     stuck_call(comm_, false);
 
     // Host calls on the same communicator still work.
     int mine = rank_ + 1, sum = 0;
-    rc = MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, comm_);
+    const int rc = MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, comm_);
     checker_.check(rc == MPI_SUCCESS && sum == size_ * (size_ + 1) / 2, "host allreduce on the communicator afterwards");
 
     // Device calls on it fail on every rank, within a bounded time (no rank waits forever for
     // peers whose NCCL communicator has stopped).
-    const auto again = std::chrono::steady_clock::now();
-    rc = device_allreduce(comm_, &right);
-    checker_.check(seconds_since(again) <= timeout_ + kMarginSeconds, "a later device call returns in bounded time");
-    int failed_here = rc != MPI_SUCCESS ? 1 : 0, failed_everywhere = 0;
+    const AllreduceOutcome again = device_allreduce(space_, comm_);
+    checker_.check(again.seconds <= timeout_ + kLatePeerMarginSeconds, "a later device call returns in bounded time");
+    int failed_here = again.rc != MPI_SUCCESS ? 1 : 0, failed_everywhere = 0;
     MPI_Allreduce(&failed_here, &failed_everywhere, 1, MPI_INT, MPI_MIN, comm_);
     checker_.check(failed_everywhere == 1, "a later device call on the stopped communicator fails on every rank");
 
@@ -118,8 +81,9 @@ class StuckPeer {
     MPI_Comm fresh = MPI_COMM_NULL;
     MPI_Comm_dup(comm_, &fresh);
     MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
-    rc = device_allreduce(fresh, &right);
-    checker_.check(rc == MPI_SUCCESS && right, "device allreduce on a duplicate of the communicator works");
+    const AllreduceOutcome on_duplicate = device_allreduce(space_, fresh);
+    checker_.check(on_duplicate.rc == MPI_SUCCESS && on_duplicate.right,
+                   "device allreduce on a duplicate of the communicator works");
     stuck_call(fresh, true);
     MPI_Comm_free(&fresh);
   }
@@ -137,8 +101,7 @@ class StuckPeer {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  const char* timeout = std::getenv("MCRPMPI_NCCL_TIMEOUT");
-  const double seconds = timeout != nullptr ? std::atof(timeout) : 0;
+  const double seconds = nccl_timeout_seconds();
   if (seconds <= 0 || seconds > 60) {
     std::fprintf(stderr, "test_stuck_peer: set MCRPMPI_NCCL_TIMEOUT to a few seconds\n");
     MPI_Abort(MPI_COMM_WORLD, 2);

@@ -28,6 +28,7 @@
 
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/late_peer.h"
 #include "tests/mpi/memory_spaces.h"
 
 extern "C" void mcrpmpi_report_state(const char* why);  // runtime/state_report.h
@@ -35,38 +36,6 @@ extern "C" void mcrpmpi_report_state(const char* why);  // runtime/state_report.
 namespace {
 
 using namespace mcrp_test;
-
-constexpr std::size_t kCount = 1024;
-constexpr double kMarginSeconds = 10;  // a loaded CI machine: generous, yet far from a hang
-
-// What one device allreduce gave: its code, whether the sum was right, and how long it took.
-struct Outcome {
-  int rc = MPI_SUCCESS;
-  bool right = false;
-  double seconds = 0;
-};
-
-Outcome device_allreduce(MemorySpace& space, MPI_Comm comm, bool nonblocking) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  SpaceBuffer<float> send(space, std::vector<float>(kCount, static_cast<float>(rank + 1)));
-  SpaceBuffer<float> recv(space, std::vector<float>(kCount, -1.0f));
-  const auto start = std::chrono::steady_clock::now();
-  Outcome outcome;
-  if (nonblocking) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    outcome.rc = MPI_Iallreduce(send.data(), recv.data(), kCount, MPI_FLOAT, MPI_SUM, comm, &request);
-    if (outcome.rc == MPI_SUCCESS) outcome.rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
-  } else {
-    outcome.rc = MPI_Allreduce(send.data(), recv.data(), kCount, MPI_FLOAT, MPI_SUM, comm);
-  }
-  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const float expected = static_cast<float>(size * (size + 1) / 2);
-  outcome.right = true;
-  for (float v : recv.download()) outcome.right = outcome.right && v == expected;
-  return outcome;
-}
 
 class TimeoutReport {
  public:
@@ -77,20 +46,8 @@ class TimeoutReport {
     late_ = rank_ == size_ - 1;
   }
 
-  // An early rank's call must fail after the timeout; the late rank's must end in bounded time, right
-  // if it worked (its peers have left: what they sent may still let it finish).
-  void check_stuck_call(const Outcome& o, const std::string& what) {
-    if (!late_) {
-      checker_.check(o.rc != MPI_SUCCESS, what + ": a peer that comes too late: an error");
-      checker_.check(o.seconds >= timeout_ * 0.9 && o.seconds <= timeout_ + kMarginSeconds,
-                     what + ": the error comes after MCRPMPI_NCCL_TIMEOUT, within the margin: " +
-                         std::to_string(o.seconds) + " s");
-    } else {
-      checker_.check(
-          o.seconds <= timeout_ + kMarginSeconds,
-          what + ": the late rank returns within the timeout and margin: " + std::to_string(o.seconds) + " s");
-      checker_.check(o.rc != MPI_SUCCESS || o.right, what + ": the late rank's result, if any, is right");
-    }
+  void check_stuck_call(const AllreduceOutcome& o, const std::string& what) {
+    check_late_peer_outcome(checker_, o, late_, timeout_, what);
   }
 
   void stuck() {
@@ -98,12 +55,12 @@ class TimeoutReport {
     for (MPI_Comm& comm : comms) {
       MPI_Comm_dup(MPI_COMM_WORLD, &comm);
       MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-      const Outcome warm = device_allreduce(space_, comm, false);
+      const AllreduceOutcome warm = device_allreduce(space_, comm, false);
       checker_.check(warm.rc == MPI_SUCCESS && warm.right, "warm-up device allreduce: its NCCL communicator works");
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (late_) sleep(static_cast<unsigned>(timeout_ + 2));
-    Outcome first, second;
+    AllreduceOutcome first, second;
     std::thread asker([&] {
       if (late_) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(2500));
@@ -115,7 +72,7 @@ class TimeoutReport {
       second = device_allreduce(space_, comms[1], false);
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    const Outcome third = device_allreduce(space_, comms[2], true);
+    const AllreduceOutcome third = device_allreduce(space_, comms[2], true);
     first_thread.join();
     second_thread.join();
     asker.join();
@@ -148,8 +105,7 @@ class TimeoutReport {
 int main(int argc, char** argv) {
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  const char* timeout = std::getenv("MCRPMPI_NCCL_TIMEOUT");
-  const double seconds = timeout != nullptr ? std::atof(timeout) : 0;
+  const double seconds = nccl_timeout_seconds();
   const std::string which = option(argc, argv, "--case", "stuck");
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -31,8 +31,10 @@ TEST(WaitNotes, AThreadIsListedWhileItsOutermostWaitLasts) {
   EXPECT_EQ(find_thread(threads_waiting(), this_thread_id()), nullptr);
   {
     WaitNote outer("the outer wait", comm, std::chrono::steady_clock::now() - std::chrono::seconds(2));
+    outer.note_now();
     {
       WaitNote inner("an inner wait", nullptr);  // the outer one stays what the report shows
+      inner.note_now();
       const std::vector<ThreadWait> waits = threads_waiting();
       const ThreadWait* mine = find_thread(waits, this_thread_id());
       ASSERT_NE(mine, nullptr);
@@ -46,6 +48,44 @@ TEST(WaitNotes, AThreadIsListedWhileItsOutermostWaitLasts) {
   EXPECT_EQ(find_thread(threads_waiting(), this_thread_id()), nullptr);
 }
 
+// A polling wait is noted at its 64th poll, not before, with the time it began if given, and
+// the polls of an inner wait leave the outer one's note alone.
+TEST(WaitNotes, APollingWaitIsNotedAtItsSixtyFourthPoll) {
+  const auto start = std::chrono::steady_clock::now() - std::chrono::seconds(4);
+  {
+    WaitNote outer("a polling wait", nullptr, start);
+    for (unsigned poll = 1; poll < WaitNote::kPollsBetweenChecks; ++poll) {
+      EXPECT_FALSE(outer.polled()) << poll;
+    }
+    EXPECT_EQ(find_thread(threads_waiting(), this_thread_id()), nullptr);  // 63 polls: nothing noted
+    EXPECT_TRUE(outer.polled());
+    const std::vector<ThreadWait> waits = threads_waiting();
+    const ThreadWait* mine = find_thread(waits, this_thread_id());
+    ASSERT_NE(mine, nullptr);
+    EXPECT_EQ(mine->what, "a polling wait");
+    EXPECT_GE(mine->seconds, 4.0);  // since the given start, not since the note
+    {
+      WaitNote inner("an inner polling wait", nullptr);
+      for (unsigned poll = 1; poll <= 2 * WaitNote::kPollsBetweenChecks; ++poll) inner.polled();
+      const std::vector<ThreadWait> inside = threads_waiting();
+      ASSERT_NE(find_thread(inside, this_thread_id()), nullptr);
+      EXPECT_EQ(find_thread(inside, this_thread_id())->what, "a polling wait");
+    }
+    EXPECT_NE(find_thread(threads_waiting(), this_thread_id()), nullptr);  // the inner end keeps it
+    for (unsigned poll = 1; poll < WaitNote::kPollsBetweenChecks; ++poll) outer.polled();
+    EXPECT_TRUE(outer.polled());  // every 64th poll says so, noted or not
+  }
+  EXPECT_EQ(find_thread(threads_waiting(), this_thread_id()), nullptr);
+  {
+    WaitNote unstarted("a wait with no start given", nullptr);
+    unstarted.note_now();
+    const std::vector<ThreadWait> waits = threads_waiting();
+    const ThreadWait* mine = find_thread(waits, this_thread_id());
+    ASSERT_NE(mine, nullptr);
+    EXPECT_LT(mine->seconds, 1.0);  // since the note
+  }
+}
+
 TEST(WaitNotes, OtherThreadsAreListedLongestFirstAndLeaveWhenTheyEnd) {
   std::atomic<int> noted{0};
   std::atomic<bool> release{false};
@@ -54,6 +94,7 @@ TEST(WaitNotes, OtherThreadsAreListedLongestFirstAndLeaveWhenTheyEnd) {
     ids[index] = this_thread_id();
     WaitNote note(index == 0 ? "the first" : "the second", nullptr,
                   std::chrono::steady_clock::now() - std::chrono::seconds(seconds_ago));
+    note.note_now();
     ++noted;
     while (!release) std::this_thread::yield();
   };
@@ -74,7 +115,7 @@ TEST(WaitNotes, OtherThreadsAreListedLongestFirstAndLeaveWhenTheyEnd) {
 }
 
 TEST(LaunchLock, NamesItsHolderAndKeepsOthersOut) {
-  { WaitNote registers_this_thread("a registration", nullptr); }
+  WaitNote("a registration", nullptr).note_now();
   EXPECT_EQ(thread_id_of(pthread_self()), this_thread_id());
   EXPECT_TRUE(pthread_equal(watch_launch_lock(0).holder, pthread_t{}));
   {
@@ -118,6 +159,7 @@ TEST(LaunchLock, AWatchSeesANewTaking) {
 // communicator in this process.
 TEST(StateReport, NamesTheLockHolderAndTheWaits) {
   WaitNote note("a unit test's wait", nullptr, std::chrono::steady_clock::now() - std::chrono::seconds(3));
+  note.note_now();
   NcclLaunchLock lock;
   testing::internal::CaptureStderr();
   mcrpmpi_report_state("unit test");
@@ -136,8 +178,8 @@ TEST(StateReport, NamesTheLockHolderAndTheWaits) {
 }
 
 // What the launch lock's bookkeeping adds to every NCCL launch, printed beside the bare mutex's lock
-// and unlock, which the launch lock was before, and an eager wait note's cost (the waits of blocking
-// NCCL calls note themselves at their 64th poll only).
+// and unlock, which the launch lock was before, and a wait note's cost when it is taken (the library's
+// waits take theirs at their 64th poll only).
 template <typename Body>
 double fastest_ns_per_call(Body body) {
   constexpr int kRounds = 7, kCalls = 200000;
@@ -158,7 +200,7 @@ TEST(LaunchLock, CostOfTheBookkeepingPerCall) {
       fastest_ns_per_call([&](std::chrono::steady_clock::time_point) { std::lock_guard<std::mutex> lock(bare); });
   const double lock_ns = fastest_ns_per_call([](std::chrono::steady_clock::time_point) { NcclLaunchLock lock; });
   const double note_ns = fastest_ns_per_call(
-      [](std::chrono::steady_clock::time_point start) { WaitNote note("a blocking NCCL call", nullptr, start); });
+      [](std::chrono::steady_clock::time_point start) { WaitNote("a blocking NCCL call", nullptr, start).note_now(); });
   std::printf(
       "launch lock taken and released: %.1f ns, a bare mutex: %.1f ns; a wait note: %.1f ns "
       "(fastest of 7 rounds of 200,000)\n",
