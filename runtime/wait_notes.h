@@ -1,7 +1,9 @@
 // What each thread is waiting for inside the library, for the report printed when
 // MCRPMPI_NCCL_TIMEOUT expires (runtime/state_report.h). A thread notes its outermost wait in its
 // own record for the wait's length. Polling waits note themselves only once they have polled 64
-// times (WaitNote::polled), so that a call that completes at once pays nothing here.
+// times (WaitNote::polled), so that a call that completes at once pays nothing here; an inner wait
+// that reaches its 64th poll before its outer one has is noted in the outer one's stead, until it
+// ends.
 #pragma once
 #include <pthread.h>
 
