@@ -21,7 +21,8 @@ With --calls p2p the program is tests/cost/device_p2p_loop, and the counted call
 device MPI_Send and MPI_Recv whose message has already arrived: once on a communicator asserted to
 carry device memory only (the message inside the library's header; the fake NCCL loaded, as on a
 GPU machine) and once on a plain one (staged through pinned host memory). The base MPI's own send
-and receive on the host bytes are counted here: with the message arrived, they do not follow timing.
+and receive on the host bytes are counted: with the message arrived, they do not follow timing. Its
+PMPI_Test is reported apart (BASE_TESTS below).
 
 Exit status: 0 within budget, 1 over it (or a run failed), 77 when valgrind is missing (skipped).
 """
@@ -45,19 +46,20 @@ NOT_COLLECTED = ("mcrp::device::wait_event*", "mcrp::NcclComm::wait_enqueued*", 
 # PMPI_Test of its own around it (runtime/base_mpi_binding.cpp), and nested toggles cancel.
 BASE_TESTS = (("libmpich", "PMPI_Test"),)
 # One way of running the program: its mode argument (None: none), whether the fake NCCL is loaded,
-# the option holding its budget, and further environment.
+# the option holding its budget, and further environment as (name, value) pairs.
 Family = collections.namedtuple("Family", "mode fake_nccl budget env")
-# Per kind of call: the entry points counted, the calls counted apart, the families.
+# A kind of call: the entry points counted, the calls counted apart, its families by name.
+Kind = collections.namedtuple("Kind", "entry_points apart families")
 KINDS = {
-    "collectives": (("MPI_Allreduce", "MPI_Bcast", "MPI_Allgather"), (), {
+    "collectives": Kind(("MPI_Allreduce", "MPI_Bcast", "MPI_Allgather"), (), {
         "nccl": Family(None, True, "budget_nccl", ()),
         # nonblocking NCCL communicators, the same budget
-        "nccl-nb": Family(None, True, "budget_nccl", ("MCRPMPI_NCCL_INLINE_LAUNCH", "0")),
+        "nccl-nb": Family(None, True, "budget_nccl", (("MCRPMPI_NCCL_INLINE_LAUNCH", "0"),)),
         "staged": Family(None, False, "budget_staged", ()),
     }),
-    "p2p": (("MPI_Send", "MPI_Recv"), BASE_TESTS, {
+    "p2p": Kind(("MPI_Send", "MPI_Recv"), BASE_TESTS, {
         # the fake device has no NCCL of its own to offer the automatic channel choice
-        "device-only": Family("device-only", True, "budget_device_only", ("MCRPMPI_P2P_CHANNEL", "nccl")),
+        "device-only": Family("device-only", True, "budget_device_only", (("MCRPMPI_P2P_CHANNEL", "nccl"),)),
         "staged": Family("staged", False, "budget_staged", ()),
     }),
 }
@@ -65,20 +67,20 @@ KINDS = {
 
 def run(args, family, iterations, workdir):
     """(calls per iteration, rank 0's calling-thread Profile)."""
-    entry_points, _, families = KINDS[args.calls]
-    mode, fake_nccl, _, env = families[family]
+    kind = KINDS[args.calls]
+    spec = kind.families[family]
     prefix = os.path.join(workdir, f"{family}.{iterations}")
     command = [args.mpiexec, "-n", str(RANKS), "-genv", "LD_PRELOAD", args.lib, "-genv", "MCRPMPI_FAKE_DEVICE", "1"]
-    if fake_nccl:
+    if spec.fake_nccl:
         # The fake NCCL's first model (work done before the launch is reported enqueued, events
         # tokens): the budgets were set with it, and its late-kernel model allocates an event
         # object per event, which is the fake's cost, not the library's.
         command += ["-genv", "MCRPMPI_NCCL_LIBRARY", args.fake_nccl, "-genv", "MCRPMPI_FAKE_NCCL_LATE", "0"]
-    for name, value in zip(env[::2], env[1::2]):
+    for name, value in spec.env:
         command += ["-genv", name, value]
     command += ["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={prefix}.%q{{PMI_RANK}}"]
-    command += [f"--toggle-collect={name}" for name in entry_points + NOT_COLLECTED]
-    command += [args.program, str(iterations)] + ([mode] if mode else [])
+    command += [f"--toggle-collect={name}" for name in kind.entry_points + NOT_COLLECTED]
+    command += [args.program, str(iterations)] + ([spec.mode] if spec.mode else [])
     done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
     if done.returncode != 0 or "calls per iteration:" not in done.stdout:
         sys.stderr.write(f"device_call_cost: {' '.join(command)} failed ({done.returncode})\n{done.stdout}{done.stderr}")
@@ -111,9 +113,9 @@ def report(args, family, budget, calls, events, functions, arcs):
     objects = callgrind_costs.by_object(functions)
     collected = sum(v[ir] for v in objects.values())
     in_backend = cost_of_calls_into(arcs, backend, ir)
-    apart = [(f"{obj}'s {fn}", cost_of_calls_into(arcs, obj, ir, fn)) for obj, fn in KINDS[args.calls][1]]
+    apart = [(f"{obj}'s {fn}", cost_of_calls_into(arcs, obj, ir, fn)) for obj, fn in KINDS[args.calls].apart]
     own = collected - in_backend - sum(cost for _, cost in apart)
-    print(f"# {family}: {calls} blocking calls an iteration ({', '.join(KINDS[args.calls][0])}); per call: the library "
+    print(f"# {family}: {calls} blocking calls an iteration ({', '.join(KINDS[args.calls].entry_points)}); per call: the library "
           f"{own:.0f} instructions (budget {budget:.0f}), the backend's launch {in_backend:.0f}"
           + "".join(f", {name} {cost:.0f} (apart)" for name, cost in apart))
     print("#   executed per call by object (the backend's calls into the C runtime count in its line):")
@@ -146,7 +148,7 @@ def main():
     p.add_argument("--budget-staged", type=float, required=True, metavar="INSTRUCTIONS",
                    help="the same on the staged path")
     args = p.parse_args()
-    families = KINDS[args.calls][2]
+    families = KINDS[args.calls].families
     missing = sorted({f.budget for f in families.values() if getattr(args, f.budget) is None})
     if missing:
         p.error(f"--calls {args.calls} needs " + ", ".join("--" + m.replace("_", "-") for m in missing))

@@ -73,9 +73,8 @@ int main(int argc, char** argv) {
    * would wait in the next barrier. */
   int bad = 0;
   for (long i = 0; i < iterations; ++i) {
-    for (int turn = 0; turn < 2; ++turn) {
-      const int sender = turn;
-      const double value = (double)(i * 2 + turn);
+    for (int sender = 0; sender < 2; ++sender) {
+      const double value = (double)(i * 2 + sender);
       if (rank == sender) {
         *out = value;
         MPI_Send(out, 1, MPI_DOUBLE, peer, 1, comm);
