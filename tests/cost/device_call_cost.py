@@ -41,8 +41,8 @@ RANKS = 2
 NOT_COLLECTED = ("mcrp::device::wait_event*", "mcrp::NcclComm::wait_enqueued*", "mcrp::call_base*")
 # Calls whose inclusive cost is counted apart from the library's, as (object, function): the base
 # MPI's PMPI_Test runs its progress engine (UCX's worker progress), whose work follows what has
-# arrived (950-1050 instructions a point-to-point call between runs of one build, where everything
-# else repeats exactly). A toggle cannot leave it out: the library's binding to the base MPI has a
+# arrived (967-1011 instructions a point-to-point call in four runs, where everything else repeats
+# exactly from run to run of one build). A toggle cannot leave it out: the library's binding to the base MPI has a
 # PMPI_Test of its own around it (runtime/base_mpi_binding.cpp), and nested toggles cancel.
 BASE_TESTS = (("libmpich", "PMPI_Test"),)
 # One way of running the program: its mode argument (None: none), whether the fake NCCL is loaded,
