@@ -16,11 +16,12 @@ namespace mcrp {
 namespace {
 
 // Both sides' host images for one call, and the arguments the base MPI gets in place of the user's.
-// Keeps its own copy of the call, so a nonblocking op that owns it outlives the wrapper's frame.
+// Borrows the prepared call: a blocking call's lives in the wrapper's frame, a nonblocking op's in
+// the op (OwnedPrepared), so the blocking path copies nothing (about 85 instructions a call,
+// cost.device_p2p_calls).
 class StagedTransfer {
  public:
-  explicit StagedTransfer(const P2PPrepared& p) : call_(*p.call), p_(p) {
-    p_.call = &call_;
+  explicit StagedTransfer(const P2PPrepared& p) : p_(p), call_(*p.call) {
     send_.base = p_.send.base;
     recv_.base = p_.recv.base;
   }
@@ -64,10 +65,19 @@ class StagedTransfer {
   }
 
  private:
-  P2PCall call_;
-  P2PPrepared p_;
+  const P2PPrepared& p_;
+  const P2PCall& call_;
   HostImage send_, recv_;
   device::Buffer replace_copy_;  // Sendrecv_replace, nonblocking: what is sent
+};
+
+// A prepared call with its own copy of the call it describes: outlives the wrapper's frame.
+struct OwnedPrepared {
+  explicit OwnedPrepared(const P2PPrepared& p) : call(*p.call), prepared(p) { prepared.call = &call; }
+  OwnedPrepared(const OwnedPrepared&) = delete;  // prepared.call points into this object
+  OwnedPrepared& operator=(const OwnedPrepared&) = delete;
+  P2PCall call;
+  P2PPrepared prepared;
 };
 
 // The nonblocking staged call: the base MPI's own nonblocking operation (or, for a sendrecv, a
@@ -75,7 +85,8 @@ class StagedTransfer {
 // and that copy awaited. The images are held until then and released before the request completes.
 class StagedP2POp final : public AsyncOp {
  public:
-  StagedP2POp(const P2PPrepared& p, cudaStream_t stream) : staged_(p), stream_(stream), device_(p.device) {}
+  StagedP2POp(const P2PPrepared& p, cudaStream_t stream)
+      : owned_(p), staged_(owned_.prepared), stream_(stream), device_(p.device) {}
 
   StagedTransfer& staged() { return staged_; }
   MPI_Request* inner() { return &inner_[0]; }
@@ -125,6 +136,7 @@ class StagedP2POp final : public AsyncOp {
   bool left_device_work() const override { return copying_back_; }
 
  private:
+  OwnedPrepared owned_;  // before staged_, which borrows it
   StagedTransfer staged_;
   cudaStream_t stream_;
   int device_;
