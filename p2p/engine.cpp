@@ -412,8 +412,12 @@ Status Engine::advance() {
     const Status status = op->progress(&done);
     if (!done && status.ok()) unfinished.push_back(std::move(op));
   }
+  listeners.clear();  // outside the lock: a receive's last reference may go here
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& op : unfinished) adopted_.push_back(std::move(op));
+  // The storage goes back when no receive came meanwhile, so that the next listen() does not
+  // allocate (a blocking device receive's one listen a call, cost.device_p2p_calls).
+  if (listeners_.empty()) listeners_.swap(listeners);
   for (auto& listener : still_listening) listeners_.push_back(std::move(listener));
   propose_if_ready();
   advancing_ = false;
