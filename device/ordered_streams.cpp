@@ -1,5 +1,6 @@
 #include "device/ordered_streams.h"
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -13,18 +14,41 @@ namespace mcrp::device {
 namespace {
 
 enum class Direction { out, back, finish };
+constexpr int kDirections = 3;
+
+// The library's streams, one per device and direction, made at first use and kept until exit.
+// Every staged or device-only call asks for one, so the devices a node can have are answered
+// without a lock (cost.device_calls); an ordinal beyond them takes the lock and the map.
+class LibraryStreams {
+ public:
+  Status get(int device, Direction direction, cudaStream_t* stream) {
+    const auto d = static_cast<int>(direction);
+    const bool cached = device >= 0 && device < kCachedDevices;
+    if (cached) {
+      *stream = cached_[device][d].load(std::memory_order_acquire);
+      if (*stream != nullptr) return {};
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    Stream& slot = made_[{device, direction}];
+    if (!slot) {
+      DeviceGuard guard(device);
+      MCRP_TRY(create_library_stream(slot));
+    }
+    *stream = slot.get();
+    if (cached) cached_[device][d].store(*stream, std::memory_order_release);
+    return {};
+  }
+
+ private:
+  static constexpr int kCachedDevices = 64;
+  std::mutex mutex_;
+  std::map<std::pair<int, Direction>, Stream> made_;  // owns the streams
+  std::atomic<cudaStream_t> cached_[kCachedDevices][kDirections] = {};
+};
 
 Status library_stream(int device, Direction direction, cudaStream_t* stream) {
-  static std::mutex mutex;
-  static auto* streams = new std::map<std::pair<int, Direction>, Stream>;  // leaked on purpose: used until exit
-  std::lock_guard<std::mutex> lock(mutex);
-  Stream& slot = (*streams)[{device, direction}];
-  if (!slot) {
-    DeviceGuard guard(device);
-    MCRP_TRY(create_library_stream(slot));
-  }
-  *stream = slot.get();
-  return {};
+  static auto* streams = new LibraryStreams;  // leaked on purpose: used until exit
+  return streams->get(device, direction, stream);
 }
 
 Status ordered_library_stream(int device, Direction direction, cudaStream_t* stream) {
