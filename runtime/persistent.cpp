@@ -16,6 +16,7 @@ namespace mcrp {
 struct PersistentEntry {
   PersistentStart start;                 // set when the library runs the operation (device buffers)
   FreeActive on_free = FreeActive::finish;
+  std::shared_ptr<PersistentAttachment> attachment;  // set once, before the entry is registered
   MPI_Comm base_comm = MPI_COMM_NULL;    // a base MPI's own request: its communicator
   std::mutex mutex;                      // the fields below change in any thread that waits on the handle
   HandleHolds holds;                     // what `start` passes to the base MPI, valid until the entry goes
@@ -110,7 +111,8 @@ void set_empty_status(MPI_Status* status) {
 
 }  // namespace
 
-Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* request, FreeActive on_free) {
+Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* request, FreeActive on_free,
+                         std::shared_ptr<PersistentAttachment> attachment) {
   const MPI_Comm self = library_self_comm();
   if (self == MPI_COMM_NULL) return Status(MPI_ERR_OTHER, "MPI is not initialized");
   const int rc = PMPI_Barrier_init(self, MPI_INFO_NULL, request);
@@ -119,6 +121,7 @@ Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* 
   entry->start = std::move(start);
   entry->holds = std::move(holds);
   entry->on_free = on_free;
+  entry->attachment = std::move(attachment);
   registry().add(*request, std::move(entry));
   return {};
 }
@@ -224,6 +227,11 @@ bool persistent_requests_exist() { return registry().size() > 0; }
 bool device_work_in_flight() { return g_in_flight.load(std::memory_order_acquire) > 0; }
 
 PersistentRef find_persistent(MPI_Request handle) { return registry().find(handle); }
+
+std::shared_ptr<PersistentAttachment> persistent_attachment(MPI_Request handle) {
+  const PersistentRef entry = registry().find(handle);
+  return entry ? entry->attachment : nullptr;
+}
 
 void hide_from_base(const PersistentRef& entry, bool* hide, bool* running) {
   *hide = *running = false;

@@ -39,10 +39,21 @@ enum class FreeActive {
            // freeing an active point-to-point request is local, the transfer still completes
 };
 
+// What an operation keeps beside its handle for calls other than the Start, Wait/Test and free
+// families: MPI_Pready and MPI_Parrived reach a partitioned request's transfer through it
+// (p2p/partitioned.h). Goes with the handle's entry, at MPI_Request_free.
+class PersistentAttachment {
+ public:
+  virtual ~PersistentAttachment() = default;
+};
+
 // Device buffers: creates the handle in *request and remembers how to start the operation, holding
 // the communicator, datatypes and op its starts use until MPI_Request_free (runtime/handle_holds.h).
 Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* request,
-                         FreeActive on_free = FreeActive::finish);
+                         FreeActive on_free = FreeActive::finish,
+                         std::shared_ptr<PersistentAttachment> attachment = nullptr);
+// The attachment of a registered handle, or null (one atomic load while no handle is registered).
+std::shared_ptr<PersistentAttachment> persistent_attachment(MPI_Request handle);
 // Host buffers: remembers a persistent collective request the base MPI made on `comm`.
 void register_base_persistent(MPI_Request request, MPI_Comm comm);
 

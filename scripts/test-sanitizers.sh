@@ -22,7 +22,7 @@ targets="mcrpmpi mcrpmpi_unit_tests mcrpmpi_pool_tests mcrpmpi_memory_check_test
          mcrpmpi_fake_nccl mcrpmpi_gpu_collectives test_stuck_peer test_sessions test_p2p_idle_member
          test_block_collectives_linked test_local_calls_linked test_attached_buffer_linked test_intercomm_bcast_linked
          test_nonblocking_gpu test_freed_handles_linked test_assertion_agreement test_p2p_random_linked
-         test_blocked_elsewhere_linked test_timeout_report"
+         test_blocked_elsewhere_linked test_timeout_report test_partitioned_linked"
 # The multi-rank runs, one pattern per test family (each anchored as ^mpi\.<pattern>$). Every pattern
 # must name a test of the build (check_named below): a renamed test must not leave the set unnoticed,
 # as the nonblocking-communicator runs did when `.inline.` became `.nbcomm.` (2026-11-27).
@@ -40,7 +40,7 @@ asan_tests=(
   'p2p_random\.(asserted\.np3|fake_device\.np3|fake_device\.asserted_comm\.np3)'
   'fake_nccl\.p2p_random\.(asserted|asserted_comm)\.np3'
   'blocked_elsewhere\.fake_device\.raised_plain\.np3' 'fake_nccl\.blocked_elsewhere\.np3'
-  'fake_nccl\.timeout_report\.(stuck|setup)\.np2'
+  'fake_nccl\.timeout_report\.(stuck|setup)\.np2' 'partitioned\.(fake_device\.np2|async_device\.np2)'
 )
 tsan_tests=(
   'thread_stress\.fake-device\.np2' 'thread_stress\.host\.np3' 'fake_nccl\.thread_stress\.np[23]' 'p2p\.asserted\.np2'
@@ -48,7 +48,7 @@ tsan_tests=(
   'blocked_elsewhere\.fake_device\.multiple\.np2' 'fake_nccl\.blocked_elsewhere\.np2'
   'request_reuse\.fake_device\.np1' 'p2p_random\.fake_device\.asserted_comm\.threads\.np3'
   'fake_nccl\.coll_random\.threads\.np3' 'fake_nccl\.owed_progress\.multiple\.np2'
-  'fake_nccl\.timeout_report\.stuck\.np2'
+  'fake_nccl\.timeout_report\.stuck\.np2' 'partitioned\.async_device\.np2'
 )
 # Prints the ctest regex of the patterns given; fails naming each pattern that matches no test of
 # the build directory it runs in. An alternation counts as one pattern: each of its names must exist.
@@ -144,12 +144,13 @@ ctest --output-on-failure --no-tests=error -j "$(nproc)" --timeout 600 -R "$test
 # the fake NCCL; and the helper thread of runtime/progress_thread.h answering for a blocked rank;
 # request handles passed between threads by the base MPI, and three threads a rank of random traffic;
 # three threads a rank of random collectives through the fake NCCL, and the helper thread advancing a
-# fresh communicator's NCCL setup for a rank blocked in host calls (both since 2026-11-29).
+# fresh communicator's NCCL setup for a rank blocked in host calls (both since 2026-11-29); partitions
+# of one request readied by a thread each, with asynchronous fake copies (since 2026-11-30).
 # MPICH is not instrumented; UCX's memory hooks are turned off because they break TSan's interceptors (a crash at MPI_Init).
 tsan_build=${MCRPMPI_TSAN_BUILD_DIR:-$root/build-tsan}
 build_sanitized "$tsan_build" thread mcrpmpi test_thread_stress test_p2p_linked mcrpmpi_fake_nccl \
   test_blocked_elsewhere_linked test_request_reuse_linked test_p2p_random_linked test_coll_random_linked test_owed_progress \
-  test_timeout_report
+  test_timeout_report test_partitioned_linked
 cd "$tsan_build"
 tests=$(check_named "${tsan_tests[@]}")
 TSAN_OPTIONS="halt_on_error=1:report_signal_unsafe=0:${TSAN_OPTIONS:-}" UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no \

@@ -1,7 +1,7 @@
 """Point-to-point through mpi4py on every array kind (issue 10): Send/Recv, Isend/Irecv, Sendrecv,
 Sendrecv_replace, Probe then receive by the probed size, persistent Send_init/Recv_init, the
 lowercase (pickle) send/recv of objects holding arrays, in a ring, checked against NumPy
-references; the error of a truncated receive in Waitall; then Disconnect with a freed send and an inactive persistent request;
+references; partitioned Psend_init/Precv_init with Pready and Parrived; the error of a truncated receive in Waitall; then Disconnect with a freed send and an inactive persistent request;
 then a rank blocked in Barrier while its peer waits for it on a communicator asserted device-only. mpi4py 4 calls the large-count symbols (MPI_Send_c, ...), so those are exercised.
 
     mpiexec -n 3 python p2p_buffers.py [--backend numpy|cupy|torch|fake] [--sizes 0,1,1024]
@@ -109,6 +109,44 @@ def run(MPI, comm, be, check, sizes, dtypes):
         comm.send(obj, dest=right, tag=7)
     check.true("pickled send/recv", got == {"rank": left, "payload": deterministic_data(left, 5, "float64").tolist()},
                repr(got))
+
+
+def partitioned(MPI, comm, be, check, sizes):
+    """Psend_init/Precv_init around the ring, 4 partitions of n elements each, started twice with new
+    data: partitions readied in reverse order, each read back as soon as Parrived says it arrived
+    (the library has copied it to the device by then), then the whole buffer and the status."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    right, left = (rank + 1) % size, (rank - 1) % size
+    parts = 4
+    for n in sizes:
+        label = f"[4 partitions of {n} ranks={size}]"
+        out = be.full(parts * n, "int32", 0)
+        recv = be.full(parts * n, "int32", SENTINEL)
+        # mpi4py reads an explicit count as the count of one partition.
+        requests = [comm.Precv_init([recv, n, MPI.INT], parts, source=left, tag=9),
+                    comm.Psend_init([out, n, MPI.INT], parts, dest=right, tag=9)]
+        for round_ in range(2):
+            theirs = deterministic_data(left, parts * n, "int32", salt=4 + round_)
+            out[...] = be.from_numpy(deterministic_data(rank, parts * n, "int32", salt=4 + round_))
+            recv[...] = be.from_numpy(np.full(parts * n, SENTINEL, "int32"))
+            be.synchronize()
+            MPI.Prequest.Startall(requests)
+            for p in reversed(range(parts)):
+                requests[1].Pready(p)
+            waiting = set(range(parts))
+            while waiting:
+                for p in sorted(waiting):
+                    if requests[0].Parrived(p):
+                        waiting.discard(p)
+                        check.equal(f"partition {p} once Parrived {label}", be.to_numpy(recv)[p * n:(p + 1) * n],
+                                    theirs[p * n:(p + 1) * n])
+            status = MPI.Status()
+            MPI.Request.Waitall(requests, [status, MPI.Status()])
+            check.equal(f"Psend_init/Precv_init round {round_} {label}", be.to_numpy(recv), theirs)
+            check.true(f"Precv_init status {label}", status.Get_source() == left and status.Get_count(MPI.INT) == parts * n,
+                       f"source {status.Get_source()} count {status.Get_count(MPI.INT)}")
+        for request in requests:
+            request.Free()
 
 
 def truncation_in_waitall(MPI, comm, be, check):
@@ -234,6 +272,7 @@ def main():
     comm = MPI.COMM_WORLD
     check = Checker(f"p2p_buffers --backend {args.backend}", comm)
     run(MPI, comm, be, check, [int(s) for s in args.sizes.split(",")], args.dtypes.split(","))
+    partitioned(MPI, comm, be, check, [int(s) for s in args.sizes.split(",")])
     truncation_in_waitall(MPI, comm, be, check)
     disconnect(MPI, be, check)
     blocked_elsewhere(MPI, be, check)
