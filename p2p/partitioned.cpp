@@ -356,7 +356,8 @@ int run_guarded(MPI_Comm comm, const char* entry, Body&& body) {
 int partitioned_init(const PartitionedCall& call, MPI_Request* request) {
   TypeInfo type;
   device::PointerInfo where;
-  if (!staged_on_device(call, &type, &where)) return base_init(call, request);
+  // A null request is the base MPI's to report, on the call's communicator.
+  if (request == nullptr || !staged_on_device(call, &type, &where)) return base_init(call, request);
   return run_guarded(call.comm, call.entry, [&]() -> Status {
     MCRP_TRY(check_committed(call.type, call.comm));
     auto transfer = std::make_shared<PartitionedTransfer>(call, type, where);

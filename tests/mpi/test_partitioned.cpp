@@ -7,8 +7,8 @@
 // it says so (the library must have copied it to the device by then), or only waits, or polls half
 // and then waits; after MPI_Waitall the whole buffer, its holes (never written) and the status
 // (source, tag, count) are checked. Wrong uses give errors: a partition out of range, MPI_Pready on
-// a receive request, MPI_Parrived on a send request; the requests then still complete. Every
-// request is freed.
+// a receive request, MPI_Parrived on a send request, and at init a null request, a negative count
+// and MPI_DATATYPE_NULL; the requests then still complete. Every request is freed.
 //
 // On fake-device-legacy memory an upload stays invisible until the library orders its work after the
 // legacy default stream: a partition the library did not stage reaches the peer stale. Options:
@@ -232,6 +232,24 @@ void wrong_uses(const Env& e, bool staged_send, bool staged_recv) {
                                   std::string(c.what) + ": class " + std::to_string(error_class_of(c.rc)));
     }
   }
+  // Bad arguments at init: an error, and nothing made or written.
+  const struct {
+    const char* what;
+    int rc;
+  } inits[] = {
+      {"MPI_Psend_init with a null request",
+       MPI_Psend_init(sent.data(), l.partitions, l.count, MPI_INT, e.rank, 0, MPI_COMM_WORLD, MPI_INFO_NULL, nullptr)},
+      {"MPI_Precv_init with a null request", MPI_Precv_init(received.data(), l.partitions, l.count, MPI_INT, e.rank, 0,
+                                                            MPI_COMM_WORLD, MPI_INFO_NULL, nullptr)},
+  };
+  for (const auto& c : inits) e.checker.check(c.rc != MPI_SUCCESS, std::string(c.what) + ": an error");
+  MPI_Request refused = MPI_REQUEST_NULL;
+  const int negative =
+      MPI_Precv_init(received.data(), l.partitions, -1, MPI_INT, e.rank, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &refused);
+  e.checker.check(negative != MPI_SUCCESS, "MPI_Precv_init with a count of -1: an error");
+  const int no_type = MPI_Psend_init(sent.data(), l.partitions, l.count, MPI_DATATYPE_NULL, e.rank, 0, MPI_COMM_WORLD,
+                                     MPI_INFO_NULL, &refused);
+  e.checker.check(no_type != MPI_SUCCESS, "MPI_Psend_init with MPI_DATATYPE_NULL: an error");
   const int readied = MPI_Pready_range(0, l.partitions - 1, send);
   MPI_Request both[2] = {recv, send};
   const int waited = MPI_Waitall(2, both, MPI_STATUSES_IGNORE);
