@@ -39,10 +39,12 @@ package=$("$venv/bin/python" -c 'import mcrpmpi, os; print(os.path.dirname(mcrpm
 fake_site=$work/fake-site
 mkdir -p "$fake_site/nvidia/nccl/lib" && touch "$fake_site/nvidia/nccl/lib/libnccl.so.2"
 info=$(cd "$work" && PYTHONPATH=$fake_site "$venv/bin/python" -m mcrpmpi --info) || fail "--info failed"
+# Here-strings, not `echo | grep -q`: under pipefail grep's early exit can fail echo's last write
+# with SIGPIPE, and the check with it (1 run in 3000 here; it failed a CI run on 2026-12-01).
 echo "$info"
-echo "$info" | grep -q "launcher $venv/bin/mpiexec" || fail "--info does not name the mpich wheel's mpiexec"
-echo "$info" | grep -q "MPI library $venv/lib/libmpi.so.12" || fail "--info does not name the wheel's libmpi.so.12"
-echo "$info" | grep -q "NCCL $fake_site/nvidia/nccl/lib/libnccl.so.2" || fail "--info misses the NCCL wheel"
+grep -q "launcher $venv/bin/mpiexec" <<<"$info" || fail "--info does not name the mpich wheel's mpiexec"
+grep -q "MPI library $venv/lib/libmpi.so.12" <<<"$info" || fail "--info does not name the wheel's libmpi.so.12"
+grep -q "NCCL $fake_site/nvidia/nccl/lib/libnccl.so.2" <<<"$info" || fail "--info misses the NCCL wheel"
 
 tests=$source_dir/tests/python
 run() {
