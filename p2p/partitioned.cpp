@@ -33,6 +33,25 @@ enum class Delivery : unsigned char {
   delivered,  // on the device
 };
 
+// The base MPI's MPI_Precv_init or MPI_Psend_init of `c` (buffer included).
+int base_init(const PartitionedCall& c, MPI_Request* request) {
+  return c.receives ? PMPI_Precv_init(c.buf, c.partitions, c.count, c.type, c.peer, c.tag, c.comm, c.info, request)
+                    : PMPI_Psend_init(c.buf, c.partitions, c.count, c.type, c.peer, c.tag, c.comm, c.info, request);
+}
+
+// The base MPI's MPI_Pready form that names `list`.
+int base_ready(const PartitionList& list, MPI_Request request) {
+  switch (list.form) {
+    case PartitionList::Form::one:
+      return PMPI_Pready(list.low, request);
+    case PartitionList::Form::range:
+      return PMPI_Pready_range(list.low, list.high, request);
+    case PartitionList::Form::list:
+      return PMPI_Pready_list(list.length, list.list, request);
+  }
+  return MPI_ERR_INTERN;  // not reached: every form is listed
+}
+
 // A lock that notes its holder (PartitionedTransfer::holder_).
 class HeldLock {
  public:
@@ -49,7 +68,8 @@ class HeldLock {
 };
 
 // One partitioned request on device memory: the base MPI's request on the host image, and the
-// partitions' progress in the round under way.
+// partitions' progress in the round under way. Made only for buffers with bytes to move
+// (staged_on_device).
 class PartitionedTransfer final : public PersistentAttachment,
                                   public std::enable_shared_from_this<PartitionedTransfer> {
  public:
@@ -81,11 +101,9 @@ class PartitionedTransfer final : public PersistentAttachment,
   // The image and the base MPI's request on it.
   Status create() {
     MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, whole_.bytes(), image_));
-    char* image = image_.data() - whole_.lo;
-    const PartitionedCall& c = call_;
-    return from_base(
-        c.receives ? PMPI_Precv_init(image, c.partitions, c.count, c.type, c.peer, c.tag, c.comm, c.info, &base_)
-                   : PMPI_Psend_init(image, c.partitions, c.count, c.type, c.peer, c.tag, c.comm, c.info, &base_));
+    PartitionedCall on_image = call_;
+    on_image.buf = image_.data() - whole_.lo;
+    return from_base(base_init(on_image, &base_));
   }
 
   MPI_Comm comm() const { return call_.comm; }
@@ -112,6 +130,8 @@ class PartitionedTransfer final : public PersistentAttachment,
     return Status(MPI_ERR_ARG, "partition " + std::to_string(p) + " of a request with " +
                                    std::to_string(call_.partitions) + " partitions");
   }
+  // Partition p from the image to the device, queued on `stream`.
+  Status copy_to_device(int p, cudaStream_t stream) const;
   // Queues partition p's copy to the device and notes its event (mutex_ held).
   Status queue_delivery(int p, cudaStream_t stream);
 
@@ -188,7 +208,7 @@ Status PartitionedTransfer::ready(const PartitionList& list) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!in_round_) return Status(MPI_ERR_REQUEST, "MPI_Pready on an inactive partitioned request");
   }
-  if (whole_.bytes() != 0 && list.length > 0) {
+  if (list.length > 0) {
     device::DeviceGuard on_device(where_.device);
     cudaStream_t stream = nullptr;
     MCRP_TRY(copy_stream(&stream));
@@ -202,26 +222,18 @@ Status PartitionedTransfer::ready(const PartitionList& list) {
     MpiProgress progress("the copies of partitions to host memory (MPI_Pready)");
     MCRP_TRY(device::wait_stream(stream, progress));
   }
-  int rc = MPI_SUCCESS;
-  switch (list.form) {
-    case PartitionList::Form::one:
-      rc = PMPI_Pready(list.low, base_);
-      break;
-    case PartitionList::Form::range:
-      rc = PMPI_Pready_range(list.low, list.high, base_);
-      break;
-    case PartitionList::Form::list:
-      rc = PMPI_Pready_list(list.length, list.list, base_);
-      break;
-  }
-  MCRP_TRY(from_base(rc));
+  MCRP_TRY(from_base(base_ready(list, base_)));
   readied_.fetch_add(list.length, std::memory_order_acq_rel);
   return {};
 }
 
+Status PartitionedTransfer::copy_to_device(int p, cudaStream_t stream) const {
+  return device::copy_async(device_bytes(p), image_bytes(p), first_.bytes(), stream,
+                            "cudaMemcpyAsync (host to device)");
+}
+
 Status PartitionedTransfer::queue_delivery(int p, cudaStream_t stream) {
-  MCRP_TRY(
-      device::copy_async(device_bytes(p), image_bytes(p), first_.bytes(), stream, "cudaMemcpyAsync (host to device)"));
+  MCRP_TRY(copy_to_device(p, stream));
   auto copied = std::make_shared<device::Event>();
   MCRP_TRY(device::record_event(stream, *copied));
   copies_[static_cast<std::size_t>(p)] = std::move(copied);
@@ -241,14 +253,10 @@ Status PartitionedTransfer::arrived(int partition, int* flag) {
     int arrived = 0;
     MCRP_TRY(from_base(PMPI_Parrived(base_, partition, &arrived)));
     if (!arrived) return {};
-    if (first_.bytes() == 0) {
-      delivery_[p] = Delivery::delivered;
-    } else {
-      device::DeviceGuard on_device(where_.device);
-      cudaStream_t stream = nullptr;
-      MCRP_TRY(copy_stream(&stream));
-      MCRP_TRY(queue_delivery(partition, stream));
-    }
+    device::DeviceGuard on_device(where_.device);
+    cudaStream_t stream = nullptr;
+    MCRP_TRY(copy_stream(&stream));
+    MCRP_TRY(queue_delivery(partition, stream));
   }
   if (delivery_[p] == Delivery::copying) {
     bool done = false;
@@ -278,15 +286,14 @@ Status PartitionedTransfer::advance_round(bool* done) {
     }
     if (!complete) return {};
     base_done_ = true;
-    if (call_.receives && whole_.bytes() != 0) {
+    if (call_.receives) {
       device::DeviceGuard on_device(where_.device);
       cudaStream_t stream = nullptr;
       MCRP_TRY(copy_stream(&stream));
       std::vector<std::size_t> queued;
       for (int p = 0; p < call_.partitions; ++p) {
         if (delivery_[static_cast<std::size_t>(p)] != Delivery::pending) continue;
-        MCRP_TRY(device::copy_async(device_bytes(p), image_bytes(p), first_.bytes(), stream,
-                                    "cudaMemcpyAsync (host to device)"));
+        MCRP_TRY(copy_to_device(p, stream));
         queued.push_back(static_cast<std::size_t>(p));
       }
       // After the copies MPI_Parrived queued before too: one stream. MPI_Parrived of a partition
@@ -329,11 +336,6 @@ bool staged_on_device(const PartitionedCall& call, TypeInfo* type, device::Point
   return where->kind == device::MemoryKind::device;
 }
 
-int base_init(const PartitionedCall& c, MPI_Request* request) {
-  return c.receives ? PMPI_Precv_init(c.buf, c.partitions, c.count, c.type, c.peer, c.tag, c.comm, c.info, request)
-                    : PMPI_Psend_init(c.buf, c.partitions, c.count, c.type, c.peer, c.tag, c.comm, c.info, request);
-}
-
 std::shared_ptr<PartitionedTransfer> transfer_of(MPI_Request request) {
   if (!persistent_requests_exist()) return nullptr;
   return std::dynamic_pointer_cast<PartitionedTransfer>(persistent_attachment(request));
@@ -373,16 +375,7 @@ int partitioned_init(const PartitionedCall& call, MPI_Request* request) {
 
 int ready_partitions(const PartitionList& partitions, MPI_Request request) {
   const std::shared_ptr<PartitionedTransfer> transfer = transfer_of(request);
-  if (!transfer) {
-    switch (partitions.form) {
-      case PartitionList::Form::one:
-        return PMPI_Pready(partitions.low, request);
-      case PartitionList::Form::range:
-        return PMPI_Pready_range(partitions.low, partitions.high, request);
-      case PartitionList::Form::list:
-        return PMPI_Pready_list(partitions.length, partitions.list, request);
-    }
-  }
+  if (!transfer) return base_ready(partitions, request);
   const char* entry = partitions.form == PartitionList::Form::one     ? "MPI_Pready"
                       : partitions.form == PartitionList::Form::range ? "MPI_Pready_range"
                                                                       : "MPI_Pready_list";

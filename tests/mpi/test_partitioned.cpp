@@ -22,6 +22,7 @@
 
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/expect_error.h"
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/strided_int.h"
 
@@ -188,12 +189,6 @@ void run_case(const Env& e, const Layout& l, ReadyForm form) {
     rc = MPI_Request_free(&r);
     e.checker.check(rc == MPI_SUCCESS && r == MPI_REQUEST_NULL, what + ": MPI_Request_free");
   }
-}
-
-int error_class_of(int rc) {
-  int error_class = MPI_SUCCESS;
-  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
-  return error_class;
 }
 
 // Wrong uses of an active pair of requests on this rank (to itself), which then still completes.

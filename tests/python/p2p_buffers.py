@@ -271,8 +271,9 @@ def main():
     be = make_backend(args.backend)
     comm = MPI.COMM_WORLD
     check = Checker(f"p2p_buffers --backend {args.backend}", comm)
-    run(MPI, comm, be, check, [int(s) for s in args.sizes.split(",")], args.dtypes.split(","))
-    partitioned(MPI, comm, be, check, [int(s) for s in args.sizes.split(",")])
+    sizes = [int(s) for s in args.sizes.split(",")]
+    run(MPI, comm, be, check, sizes, args.dtypes.split(","))
+    partitioned(MPI, comm, be, check, sizes)
     truncation_in_waitall(MPI, comm, be, check)
     disconnect(MPI, be, check)
     blocked_elsewhere(MPI, be, check)
