@@ -119,6 +119,11 @@ bool fake_device() {
   return on;
 }
 
+bool fake_cuda_aware_base() {
+  static const bool on = fake_device() && flag_set("MCRPMPI_FAKE_CUDA_AWARE_BASE");
+  return on;
+}
+
 namespace fake_detail {
 std::atomic<bool> g_late_kernels{false};
 std::atomic<bool> g_pageable_waits{false};

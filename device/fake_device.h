@@ -26,6 +26,12 @@ namespace mcrp::device {
 // MCRPMPI_FAKE_DEVICE=1 or =async (and not MCRPMPI_DISABLE_CUDA); read once.
 bool fake_device();
 
+// MCRPMPI_FAKE_CUDA_AWARE_BASE=1 with the fake device on: the library treats the base MPI as one
+// with CUDA support (runtime/base_mpi.h), so it hands device pointers to it. Fake device memory is
+// host memory, so any base MPI can play that part: CPU CI then runs the library's paths for a
+// CUDA-aware base, which no machine the project has offers (the GPU machine has no MPI of its own).
+bool fake_cuda_aware_base();
+
 // MCRPMPI_FAKE_DEVICE=async: copies behave as a GPU's do. A copy is not done when issued but
 // queued, in issue order (one queue for the process: streams are not told apart, which orders more
 // than CUDA would); an event recorded after it answers "not ready" to its first two queries and

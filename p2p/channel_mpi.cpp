@@ -1,12 +1,17 @@
 // The base-MPI channel: each transfer of a group is a synchronous send (MPI_Issend) or a receive on
 // a private communicator, so a group completes only when the peers have launched their side, as an
 // NCCL group would. Between two ranks, transfers of one direction match in launch order (one tag).
-// A base MPI that takes device pointers (CUDA-aware) is handed the transfers' memory as it is; any
-// other gets each transfer staged through pinned host memory, pipelined in chunks
-// (p2p/chunked_transfer.h), so that setting MCRPMPI_P2P_CHANNEL=mpi never gives a base MPI device
-// pointers it cannot read.
+// A base MPI that takes device pointers (CUDA-aware) is handed the transfers' memory as it is, once
+// the application's earlier work on the legacy default stream is done (polled, never waited for:
+// launch and test run inside the library's progress); any other gets each transfer staged through
+// pinned host memory, pipelined in chunks (p2p/chunked_transfer.h), so that setting
+// MCRPMPI_P2P_CHANNEL=mpi never gives a base MPI device pointers it cannot read.
+#include <algorithm>
 #include <vector>
 
+#include "device/cuda_runtime.h"
+#include "device/handles.h"
+#include "device/ordered_streams.h"
 #include "p2p/channel.h"
 #include "p2p/chunked_transfer.h"
 #include "runtime/base_mpi.h"
@@ -28,19 +33,22 @@ class MpiChannel final : public Channel {
       for (std::size_t i = 0; i < group.size(); ++i) MCRP_TRY(transfers_[i].start(group[i], comm_, chunk_setting_));
       return {};
     }
-    requests_.assign(group.size(), MPI_REQUEST_NULL);
-    for (std::size_t i = 0; i < group.size(); ++i) {
-      const ChannelTransfer& t = group[i];
-      const auto bytes = static_cast<MPI_Count>(t.bytes);
-      const int rc = t.send ? PMPI_Issend_c(t.data, bytes, MPI_BYTE, t.peer, 0, comm_, &requests_[i])
-                            : PMPI_Irecv_c(t.data, bytes, MPI_BYTE, t.peer, 0, comm_, &requests_[i]);
-      if (rc != MPI_SUCCESS) return already_raised(rc);
-    }
-    return {};
+    group_ = group;
+    requests_.clear();
+    return mark_prior_device_work();
   }
 
   Status test(bool* done) override {
     if (staged_) return test_staged(done);
+    *done = false;
+    if (requests_.empty()) {  // the group is not handed to the base MPI yet
+      for (device::Event& event : prior_work_) {
+        bool finished = false;
+        MCRP_TRY(device::query_event(event.get(), &finished));
+        if (!finished) return {};
+      }
+      MCRP_TRY(hand_over_group());
+    }
     int flag = 0;
     const int rc = PMPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return already_raised(rc);
@@ -52,6 +60,37 @@ class MpiChannel final : public Channel {
   int device() const override { return -1; }
 
  private:
+  // One event per device the group's memory is on, recorded on that device's copy stream, which
+  // copy_stream orders after the application's work issued so far on the legacy default stream: a
+  // send must not read, nor a receive write, the buffer before that work is done (the fill before
+  // an MPI_Irecv would land after the message; a send would carry what its kernel has not written).
+  Status mark_prior_device_work() {
+    prior_work_.clear();
+    std::vector<int> devices;
+    for (const ChannelTransfer& t : group_) {
+      const int device = std::max(device::locate(t.data).device, 0);
+      if (std::find(devices.begin(), devices.end(), device) != devices.end()) continue;
+      devices.push_back(device);
+      device::DeviceGuard on_device(device);
+      cudaStream_t stream = nullptr;
+      MCRP_TRY(device::copy_stream(device, &stream));
+      MCRP_TRY(device::record_event(stream, prior_work_.emplace_back()));
+    }
+    return {};
+  }
+
+  Status hand_over_group() {
+    requests_.assign(group_.size(), MPI_REQUEST_NULL);
+    for (std::size_t i = 0; i < group_.size(); ++i) {
+      const ChannelTransfer& t = group_[i];
+      const auto bytes = static_cast<MPI_Count>(t.bytes);
+      const int rc = t.send ? PMPI_Issend_c(t.data, bytes, MPI_BYTE, t.peer, 0, comm_, &requests_[i])
+                            : PMPI_Irecv_c(t.data, bytes, MPI_BYTE, t.peer, 0, comm_, &requests_[i]);
+      if (rc != MPI_SUCCESS) return already_raised(rc);
+    }
+    return {};
+  }
+
   // Every transfer is advanced on each test, so a pair's two directions progress together. Sends
   // hand their chunks to the base MPI in the group's order (ChunkedTransfer::advance): a later
   // transfer whose first copy finished early would otherwise overtake an earlier one's last chunks
@@ -73,7 +112,9 @@ class MpiChannel final : public Channel {
   MPI_Comm comm_;
   bool staged_;
   std::uint64_t chunk_setting_;
-  std::vector<MPI_Request> requests_;
+  std::vector<ChannelTransfer> group_;     // unstaged: the group launched last
+  std::vector<device::Event> prior_work_;  // unstaged: see mark_prior_device_work
+  std::vector<MPI_Request> requests_;      // unstaged: empty until the group is handed over
   std::vector<ChunkedTransfer> transfers_;
 };
 

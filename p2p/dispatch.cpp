@@ -231,13 +231,14 @@ int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* 
   const bool copy = !base_mpi_cuda_aware();
   if (profile::enabled()) charge_profile(call.kind, copy ? P2PPath::staged : P2PPath::direct);
   log_route(p, copy ? "staged" : "base MPI", copy ? "base MPI is not CUDA-aware" : "base MPI is CUDA-aware");
+  const bool sendrecv = call.kind == P2PKind::sendrecv || call.kind == P2PKind::sendrecv_replace;
   if (mode == Mode::blocking) {
     result = run_staged_p2p(p, base, copy, status);
-  } else if (!copy) {
+  } else if (!copy && !sendrecv) {
     result = order_after_prior_device_work(p.device);
     if (result.ok()) return base(call.sendbuf, call.recvbuf, request, status);
   } else {
-    result = start_staged_p2p(p, base, request);
+    result = start_staged_p2p(p, base, copy, request);
   }
   return result.ok() ? MPI_SUCCESS : fail(call, result, request);
 }

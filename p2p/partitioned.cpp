@@ -15,6 +15,7 @@
 #include "device/handles.h"
 #include "device/ordered_streams.h"
 #include "device/wait.h"
+#include "runtime/base_mpi.h"
 #include "runtime/buffer.h"
 #include "runtime/errors.h"
 #include "runtime/guarded.h"
@@ -67,9 +68,9 @@ class HeldLock {
   std::atomic<std::thread::id>& holder_;
 };
 
-// One partitioned request on device memory: the base MPI's request on the host image, and the
-// partitions' progress in the round under way. Made only for buffers with bytes to move
-// (staged_on_device).
+// One partitioned request on device memory: the base MPI's request on the host image (on the device
+// buffer itself for a CUDA-aware base MPI, staged_ false), and the partitions' progress in the round
+// under way. Made only for buffers with bytes to move (on_device).
 class PartitionedTransfer final : public PersistentAttachment,
                                   public std::enable_shared_from_this<PartitionedTransfer> {
  public:
@@ -77,6 +78,7 @@ class PartitionedTransfer final : public PersistentAttachment,
       : call_(call),
         type_(type),
         where_(where),
+        staged_(!base_mpi_cuda_aware()),
         delivery_(static_cast<std::size_t>(call.partitions)),
         copies_(static_cast<std::size_t>(call.partitions)) {
     BufferSide one;
@@ -98,8 +100,9 @@ class PartitionedTransfer final : public PersistentAttachment,
   PartitionedTransfer(const PartitionedTransfer&) = delete;
   PartitionedTransfer& operator=(const PartitionedTransfer&) = delete;
 
-  // The image and the base MPI's request on it.
+  // The image and the base MPI's request on it (staged), or the base MPI's request on the buffer.
   Status create() {
+    if (!staged_) return from_base(base_init(call_, &base_));
     MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, whole_.bytes(), image_));
     PartitionedCall on_image = call_;
     on_image.buf = image_.data() - whole_.lo;
@@ -134,10 +137,25 @@ class PartitionedTransfer final : public PersistentAttachment,
   Status copy_to_device(int p, cudaStream_t stream) const;
   // Queues partition p's copy to the device and notes its event (mutex_ held).
   Status queue_delivery(int p, cudaStream_t stream);
+  // Runs queue(stream) on the copy stream, which is ordered after the application's earlier work on
+  // the device's legacy default stream, and waits for the stream while keeping MPI progressing. With
+  // nothing queued, what is waited for is that earlier work: before a CUDA-aware base MPI reads or
+  // writes the buffer.
+  template <class Queue>
+  Status run_on_copy_stream(const char* what, Queue&& queue) const {
+    device::DeviceGuard on_device(where_.device);
+    cudaStream_t stream = nullptr;
+    MCRP_TRY(copy_stream(&stream));
+    MCRP_TRY(device::order_after_memory_device(where_, where_.device, stream));
+    MCRP_TRY(queue(stream));
+    MpiProgress progress(what);
+    return device::wait_stream(stream, progress);
+  }
 
   const PartitionedCall call_;
   const TypeInfo type_;
   const device::PointerInfo where_;
+  const bool staged_;  // false: a CUDA-aware base MPI has the device buffer itself
   Span first_;  // partition 0's span, relative to call_.buf
   Span whole_;  // every partition's
   bool keep_holes_ = false;
@@ -178,15 +196,16 @@ Status PartitionedTransfer::start(MPI_Request* inner) {
   for (auto& copy : copies_) copy.reset();
   base_done_ = false;
   readied_.store(0, std::memory_order_relaxed);
-  if (keep_holes_) {
-    device::DeviceGuard on_device(where_.device);
-    cudaStream_t stream = nullptr;
-    MCRP_TRY(copy_stream(&stream));
-    MCRP_TRY(device::order_after_memory_device(where_, where_.device, stream));
-    MCRP_TRY(device::copy_async(image_.data(), static_cast<char*>(call_.buf) + whole_.lo, whole_.bytes(), stream,
-                                "cudaMemcpyAsync (device to host)"));
-    MpiProgress progress("the device bytes between a partitioned receive's elements (MPI_Start)");
-    MCRP_TRY(device::wait_stream(stream, progress));
+  if (staged_ && keep_holes_) {
+    MCRP_TRY(run_on_copy_stream("the device bytes between a partitioned receive's elements (MPI_Start)",
+                                [&](cudaStream_t stream) {
+                                  return device::copy_async(image_.data(), static_cast<char*>(call_.buf) + whole_.lo,
+                                                            whole_.bytes(), stream, "cudaMemcpyAsync (device to host)");
+                                }));
+  } else if (!staged_ && call_.receives) {
+    // The base MPI may write the buffer from now on.
+    MCRP_TRY(run_on_copy_stream("earlier device work before a CUDA-aware base MPI's partitioned receive (MPI_Start)",
+                                [](cudaStream_t) { return Status(); }));
   }
   MCRP_TRY(from_base(PMPI_Start(&base_)));
   in_round_ = true;
@@ -208,19 +227,20 @@ Status PartitionedTransfer::ready(const PartitionList& list) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!in_round_) return Status(MPI_ERR_REQUEST, "MPI_Pready on an inactive partitioned request");
   }
-  if (list.length > 0) {
-    device::DeviceGuard on_device(where_.device);
-    cudaStream_t stream = nullptr;
-    MCRP_TRY(copy_stream(&stream));
-    MCRP_TRY(device::order_after_memory_device(where_, where_.device, stream));
-    const std::size_t bytes = first_.bytes();
-    for (int i = 0; i < list.length; ++i) {
-      const int p = list.at(i);
-      MCRP_TRY(device::copy_async(image_bytes(p), device_bytes(p), bytes, stream, "cudaMemcpyAsync (device to host)"));
-    }
-    // The base MPI may read a partition as soon as it is ready: the copies are done first.
-    MpiProgress progress("the copies of partitions to host memory (MPI_Pready)");
-    MCRP_TRY(device::wait_stream(stream, progress));
+  // The base MPI may read a partition as soon as it is ready: the copies (or, unstaged, the
+  // application's device work that wrote it) are done first.
+  if (list.length > 0 && staged_) {
+    MCRP_TRY(run_on_copy_stream("the copies of partitions to host memory (MPI_Pready)", [&](cudaStream_t stream) {
+      for (int i = 0; i < list.length; ++i) {
+        const int p = list.at(i);
+        MCRP_TRY(device::copy_async(image_bytes(p), device_bytes(p), first_.bytes(), stream,
+                                    "cudaMemcpyAsync (device to host)"));
+      }
+      return Status();
+    }));
+  } else if (list.length > 0) {
+    MCRP_TRY(run_on_copy_stream("earlier device work before a CUDA-aware base MPI's MPI_Pready",
+                                [](cudaStream_t) { return Status(); }));
   }
   MCRP_TRY(from_base(base_ready(list, base_)));
   readied_.fetch_add(list.length, std::memory_order_acq_rel);
@@ -250,6 +270,7 @@ Status PartitionedTransfer::arrived(int partition, int* flag) {
   HeldLock lock(mutex_, holder_);
   if (delivery_[p] == Delivery::pending) {
     if (!in_round_) return Status(MPI_ERR_REQUEST, "MPI_Parrived on an inactive partitioned request");
+    if (!staged_) return from_base(PMPI_Parrived(base_, partition, flag));  // the base MPI wrote it there
     int arrived = 0;
     MCRP_TRY(from_base(PMPI_Parrived(base_, partition, &arrived)));
     if (!arrived) return {};
@@ -286,7 +307,7 @@ Status PartitionedTransfer::advance_round(bool* done) {
     }
     if (!complete) return {};
     base_done_ = true;
-    if (call_.receives) {
+    if (call_.receives && staged_) {
       device::DeviceGuard on_device(where_.device);
       cudaStream_t stream = nullptr;
       MCRP_TRY(copy_stream(&stream));
@@ -323,7 +344,7 @@ Status PartitionedTransfer::advance_round(bool* done) {
 // What partitioned_init needs to know is sound before it builds anything: a significant buffer in
 // device memory, with counts, datatype and span the base MPI would accept. Anything else goes to the
 // base MPI as it is (it reports bad arguments in its own words and never reads a host buffer early).
-bool staged_on_device(const PartitionedCall& call, TypeInfo* type, device::PointerInfo* where) {
+bool on_device(const PartitionedCall& call, TypeInfo* type, device::PointerInfo* where) {
   if (!device::cuda_available() || call.partitions < 1 || call.count < 0) return false;
   if (call.count > 0 && call.count > std::numeric_limits<MPI_Count>::max() / call.partitions) return false;
   if (!type_info(call.type, type).ok()) return false;
@@ -359,7 +380,7 @@ int partitioned_init(const PartitionedCall& call, MPI_Request* request) {
   TypeInfo type;
   device::PointerInfo where;
   // A null request is the base MPI's to report, on the call's communicator.
-  if (request == nullptr || !staged_on_device(call, &type, &where)) return base_init(call, request);
+  if (request == nullptr || !on_device(call, &type, &where)) return base_init(call, request);
   return run_guarded(call.comm, call.entry, [&]() -> Status {
     MCRP_TRY(check_committed(call.type, call.comm));
     auto transfer = std::make_shared<PartitionedTransfer>(call, type, where);

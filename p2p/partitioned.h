@@ -10,7 +10,9 @@
 //            not yet copied is, before the request completes.
 // The user's handle is a library persistent request (runtime/persistent.h): MPI_Start starts the base
 // MPI's request, the Wait/Test family completes both. Host buffers get the base MPI's own request
-// and calls, untouched. A CUDA-aware base MPI is staged too (device pointers never reach it here).
+// and calls, untouched. A CUDA-aware base MPI gets the device buffer itself in a request of the
+// same kind: MPI_Pready (and a receive's MPI_Start) then waits only for the application's earlier
+// work on the legacy default stream, and MPI_Parrived is the base MPI's answer.
 #pragma once
 #include <mpi.h>
 

@@ -46,10 +46,24 @@ class StagedTransfer {
   const void* send_argument() const { return p_.send.significant() ? send_.base : call_.sendbuf; }
   void* recv_argument() const { return p_.recv.significant() ? recv_.base : call_.recvbuf; }
 
+  // Unstaged (a CUDA-aware base MPI), Sendrecv_replace: the buffer's bytes copied on the device,
+  // on `stream`, for the split send below to read while the receive writes the buffer.
+  Status copy_replaced_on_device(cudaStream_t stream) {
+    if (call_.kind != P2PKind::sendrecv_replace || !p_.recv.significant()) return {};
+    const Span span = span_of(p_.recv, p_.recv_type);
+    if (span.bytes() == 0) return {};
+    MCRP_TRY(device::acquire(device::BufferKind::device, p_.device, span.bytes(), replace_copy_));
+    MCRP_TRY(device::copy_async(replace_copy_.data(), p_.recv.base + span.lo, span.bytes(), stream,
+                                "cudaMemcpyAsync (device to device: what MPI_Isendrecv_replace sends)"));
+    replace_lo_ = span.lo;
+    return {};
+  }
+
   // A nonblocking sendrecv as a receive into (*requests)[0] and a send from (*requests)[1], on the
-  // images (MPICH 4.0.2's MPI_Isendrecv completes with a status that does not describe the received
-  // message, and the copy back needs its size). Sendrecv_replace sends from a copy of its image, so
-  // the receive cannot overwrite what is still being sent.
+  // images or (unstaged) the device buffers: MPICH 4.0.2's MPI_Isendrecv completes with a status
+  // that does not describe the received message, and the copy back needs its size. Sendrecv_replace
+  // sends from a copy of its image (or of its device bytes), so the receive cannot overwrite what
+  // is still being sent.
   Status start_split_sendrecv(MPI_Request (*requests)[2]) {
     const P2PCall& c = call_;
     const void* outgoing = send_argument();
@@ -58,7 +72,7 @@ class StagedTransfer {
       std::memcpy(replace_copy_.data(), recv_.pinned.data(), recv_.span.bytes());
       outgoing = replace_copy_.data() - recv_.span.lo;
     } else if (c.kind == P2PKind::sendrecv_replace) {
-      outgoing = c.recvbuf;
+      outgoing = replace_copy_.data() != nullptr ? replace_copy_.data() - replace_lo_ : c.recvbuf;
     }
     MCRP_TRY(from_base(PMPI_Irecv_c(recv_argument(), c.recvcount, c.recvtype, c.source, c.recvtag, c.comm, &(*requests)[0])));
     return from_base(PMPI_Isend_c(outgoing, c.sendcount, c.sendtype, c.dest, c.sendtag, c.comm, &(*requests)[1]));
@@ -69,6 +83,7 @@ class StagedTransfer {
   const P2PCall& call_;
   HostImage send_, recv_;
   device::Buffer replace_copy_;  // Sendrecv_replace, nonblocking: what is sent
+  std::ptrdiff_t replace_lo_ = 0;  // unstaged: the span's start that replace_copy_ holds from
 };
 
 // A prepared call with its own copy of the call it describes: outlives the wrapper's frame.
@@ -169,13 +184,14 @@ Status run_staged_p2p(const P2PPrepared& p, const P2PBaseCall& base, bool copy, 
   return device::wait_stream(stream, progress);
 }
 
-Status start_staged_p2p(const P2PPrepared& p, const P2PBaseCall& base, MPI_Request* request) {
+Status start_staged_p2p(const P2PPrepared& p, const P2PBaseCall& base, bool copy, MPI_Request* request) {
   device::DeviceGuard on_device(p.device);  // events for the waits belong to the stream's device
   cudaStream_t stream = nullptr;
   MCRP_TRY(device::copy_stream(p.device, &stream));
   MpiProgress progress("the start of a staged point-to-point call (its copies in)");
   auto op = std::make_unique<StagedP2POp>(p, stream);
-  MCRP_TRY(op->staged().stage_in(stream));
+  MCRP_TRY(copy ? op->staged().stage_in(stream) : op->staged().copy_replaced_on_device(stream));
+  // As in run_staged_p2p: the base MPI reads only after the copies in (or the prior device work).
   MCRP_TRY(device::wait_stream(stream, progress));
   const bool split = p.call->kind == P2PKind::sendrecv || p.call->kind == P2PKind::sendrecv_replace;
   MCRP_TRY(split ? op->start_split_sendrecv()

@@ -18,7 +18,9 @@ namespace mcrp {
 Status run_staged_p2p(const P2PPrepared& prepared, const P2PBaseCall& base, bool copy, MPI_Status* status);
 
 // Nonblocking: stages the send side now, starts the base MPI's nonblocking operation on the images
-// and puts a request that completes it (copying the received bytes back first) in *request.
-Status start_staged_p2p(const P2PPrepared& prepared, const P2PBaseCall& base, MPI_Request* request);
+// and puts a request that completes it (copying the received bytes back first) in *request. With
+// `copy` false it stages nothing: for the sendrecv kinds on a CUDA-aware base MPI, which run as a
+// receive and a send here too (the base MPI's own MPI_Isendrecv may report a wrong status, below).
+Status start_staged_p2p(const P2PPrepared& prepared, const P2PBaseCall& base, bool copy, MPI_Request* request);
 
 }  // namespace mcrp

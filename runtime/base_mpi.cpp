@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "device/fake_device.h"
+
 namespace mcrp {
 namespace {
 
@@ -189,6 +191,7 @@ std::string base_mpi_report() {
 
 bool base_mpi_cuda_aware() {
   static const bool aware = [] {
+    if (device::fake_cuda_aware_base()) return true;
     using QueryFn = int (*)();
     auto query = reinterpret_cast<QueryFn>(base_mpi_symbol("PMPIX_Query_cuda_support"));
     return query != nullptr && query() == 1;

@@ -6,8 +6,9 @@
 # too), the fake device's asynchronous copies and legacy-stream uploads (queued copies that outlive
 # a buffer would be reads or writes after free here), bad input, VERIFY agreement and memory checks, ignored
 # arguments, eight threads a rank, a Sessions-only program, an idle member of a device-only
-# communicator, handles and arrays freed while requests use them, and the device-only assertion made
-# from infos on ranks with and without CUDA. Any sanitizer report fails
+# communicator, handles and arrays freed while requests use them, the device-only assertion made
+# from infos on ranks with and without CUDA, and the paths for a base MPI with CUDA support
+# (tests/cuda_aware_base.cmake). Any sanitizer report fails
 # the run. scripts/test.sh runs it after the main suite (MCRPMPI_SANITIZER_TESTS=0 skips it). Left
 # out: Python tests (the interpreter is not instrumented, so the sanitizer runtime cannot come
 # first), GPU tests (compute-sanitizer is the tool there: README "Reliability"), and the
@@ -41,6 +42,7 @@ asan_tests=(
   'fake_nccl\.p2p_random\.(asserted|asserted_comm)\.np3'
   'blocked_elsewhere\.fake_device\.raised_plain\.np3' 'fake_nccl\.blocked_elsewhere\.np3'
   'fake_nccl\.timeout_report\.(stuck|setup)\.np2' 'partitioned\.(fake_device\.np2|async_device\.np2)'
+  'cuda_aware_base\.(p2p_asserted\.async\.np2|p2p_random\.threads\.sync\.np2|partitioned\.async\.np2)'
 )
 tsan_tests=(
   'thread_stress\.fake-device\.np2' 'thread_stress\.host\.np3' 'fake_nccl\.thread_stress\.np[23]' 'p2p\.asserted\.np2'
@@ -49,6 +51,7 @@ tsan_tests=(
   'request_reuse\.fake_device\.np1' 'p2p_random\.fake_device\.asserted_comm\.threads\.np3'
   'fake_nccl\.coll_random\.threads\.np3' 'fake_nccl\.owed_progress\.multiple\.np2'
   'fake_nccl\.timeout_report\.stuck\.np2' 'partitioned\.async_device\.np2'
+  'cuda_aware_base\.p2p_random\.threads\.sync\.np2'
 )
 # Prints the ctest regex of the patterns given; fails naming each pattern that matches no test of
 # the build directory it runs in. An alternation counts as one pattern: each of its names must exist.
@@ -145,7 +148,8 @@ ctest --output-on-failure --no-tests=error -j "$(nproc)" --timeout 600 -R "$test
 # request handles passed between threads by the base MPI, and three threads a rank of random traffic;
 # three threads a rank of random collectives through the fake NCCL, and the helper thread advancing a
 # fresh communicator's NCCL setup for a rank blocked in host calls (both since 2026-11-29); partitions
-# of one request readied by a thread each, with asynchronous fake copies (since 2026-11-30).
+# of one request readied by a thread each, with asynchronous fake copies (since 2026-11-30); three
+# threads a rank of random traffic handed to a (fake) CUDA-aware base MPI (since 2026-12-01).
 # MPICH is not instrumented; UCX's memory hooks are turned off because they break TSan's interceptors (a crash at MPI_Init).
 tsan_build=${MCRPMPI_TSAN_BUILD_DIR:-$root/build-tsan}
 build_sanitized "$tsan_build" thread mcrpmpi test_thread_stress test_p2p_linked mcrpmpi_fake_nccl \

@@ -33,6 +33,7 @@
 #include "tests/mpi/bsend_space.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
+#include "tests/mpi/cuda_aware_base.h"
 #include "tests/mpi/device_only_comm.h"
 #include "tests/mpi/memory_spaces.h"
 #include "tests/mpi/p2p_entry_points.h"
@@ -86,10 +87,15 @@ bool base_waitsome_loses_persistent_errors() {
   return loses;
 }
 
-// Receives into this space go through the library's staged path (libmcrpmpi is loaded and the
-// memory is device memory, fake or real).
+// Whether the sections run on communicators asserted device-only (--assert).
+bool g_asserted = false;
+
+// Receives into this space go through the library's staged path or its device-only protocol
+// (libmcrpmpi is loaded, the memory is device memory, fake or real, and the library does not hand
+// it to a CUDA-aware base MPI as it is).
 bool library_stages(const MemorySpace& space) {
-  return MPIX_Query_cuda_support() == 1 && std::strcmp(space.name(), "host") != 0;
+  return MPIX_Query_cuda_support() == 1 && std::strcmp(space.name(), "host") != 0 &&
+         (g_asserted || !mcrp_test::base_takes_device_buffers());
 }
 
 struct Env {
@@ -1057,6 +1063,7 @@ int main(int argc, char** argv) {
   const bool threads = flag(argc, argv, "--threads");
   const std::string assert_how = option(argc, argv, "--assert", "none");
   const bool asserted = assert_how == "info" || assert_how == "env";
+  g_asserted = asserted;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -157,10 +157,12 @@ void run_case(const Env& e, const Layout& l, ReadyForm form) {
   if (rc != MPI_SUCCESS) return;
   for (int round = 0; round < kRounds; ++round) {
     const std::string this_round = what + ", round " + std::to_string(round);
-    sent.upload(buffer_values(l, e.rank, round, kSentinel - 1));  // the sender's holes are not sent
     received.upload(std::vector<int>(static_cast<std::size_t>(l.ints()), kSentinel));
     rc = MPI_Startall(2, requests);
     e.checker.check(rc == MPI_SUCCESS, this_round + ": MPI_Startall returned " + std::to_string(rc));
+    // Written after the start, as a producer of partitions does: MPI_Pready must order after it
+    // (MPI_Start of the receive, which orders too, has run by then).
+    sent.upload(buffer_values(l, e.rank, round, kSentinel - 1));  // the sender's holes are not sent
     std::vector<int> rcs;
     ready(form, l.partitions, requests[1], &rcs);
     bool readied = true;

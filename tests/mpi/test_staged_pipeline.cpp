@@ -24,6 +24,7 @@
 #include "collectives/kind.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/comm_position.h"
+#include "tests/mpi/cuda_aware_base.h"
 #include "tests/mpi/memory_spaces.h"
 
 namespace {
@@ -163,6 +164,10 @@ class Suite {
     const bool staged = std::strcmp(space_.name(), "host") != 0;
     if (counter == nullptr || !staged) {
       checker_.skip("chunk counts: need libmcrpmpi and device memory");
+      return;
+    }
+    if (mcrp_test::base_takes_device_buffers()) {
+      checker_.skip("chunk counts: a CUDA-aware base MPI gets the device buffers, nothing is staged");
       return;
     }
     std::vector<long> counts = boundary_counts(sizeof(int));
