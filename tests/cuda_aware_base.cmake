@@ -51,3 +51,6 @@ mcrpmpi_add_cuda_aware_base_test(freed_handles RANKS 3 MODES 1
 mcrpmpi_add_cuda_aware_base_test(collectives RANKS 3
                                  COMMAND $<TARGET_FILE:mcrpmpi_gpu_collectives> --space fake-device-legacy --path mpi)
 mcrpmpi_add_cuda_aware_base_test(persistent RANKS 2 COMMAND $<TARGET_FILE:test_persistent_gpu> --fake-device-legacy)
+# MPI_Alltoallw and the neighborhood collectives (collectives/block_dispatch.cpp).
+mcrpmpi_add_cuda_aware_base_test(block_collectives RANKS 3 MODES async
+                                 COMMAND $<TARGET_FILE:test_block_collectives_linked> --space fake-device-legacy)
