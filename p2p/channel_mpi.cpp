@@ -42,9 +42,10 @@ class MpiChannel final : public Channel {
     if (staged_) return test_staged(done);
     *done = false;
     if (requests_.empty()) {  // the group is not handed to the base MPI yet
-      for (device::Event& event : prior_work_) {
+      for (std::size_t i = 0; i < prior_work_.size(); ++i) {
+        device::DeviceGuard on_device(prior_work_devices_[i]);  // the event's device
         bool finished = false;
-        MCRP_TRY(device::query_event(event.get(), &finished));
+        MCRP_TRY(device::query_event(prior_work_[i].get(), &finished));
         if (!finished) return {};
       }
       MCRP_TRY(hand_over_group());
@@ -66,11 +67,13 @@ class MpiChannel final : public Channel {
   // an MPI_Irecv would land after the message; a send would carry what its kernel has not written).
   Status mark_prior_device_work() {
     prior_work_.clear();
-    std::vector<int> devices;
+    prior_work_devices_.clear();
     for (const ChannelTransfer& t : group_) {
       const int device = std::max(device::locate(t.data).device, 0);
-      if (std::find(devices.begin(), devices.end(), device) != devices.end()) continue;
-      devices.push_back(device);
+      if (std::find(prior_work_devices_.begin(), prior_work_devices_.end(), device) != prior_work_devices_.end()) {
+        continue;
+      }
+      prior_work_devices_.push_back(device);
       device::DeviceGuard on_device(device);
       cudaStream_t stream = nullptr;
       MCRP_TRY(device::copy_stream(device, &stream));
@@ -114,6 +117,7 @@ class MpiChannel final : public Channel {
   std::uint64_t chunk_setting_;
   std::vector<ChannelTransfer> group_;     // unstaged: the group launched last
   std::vector<device::Event> prior_work_;  // unstaged: see mark_prior_device_work
+  std::vector<int> prior_work_devices_;    // unstaged: the device of each
   std::vector<MPI_Request> requests_;      // unstaged: empty until the group is handed over
   std::vector<ChunkedTransfer> transfers_;
 };
