@@ -42,10 +42,10 @@ class MpiChannel final : public Channel {
     if (staged_) return test_staged(done);
     *done = false;
     if (requests_.empty()) {  // the group is not handed to the base MPI yet
-      for (std::size_t i = 0; i < prior_work_.size(); ++i) {
-        device::DeviceGuard on_device(prior_work_devices_[i]);  // the event's device
+      for (const PriorWork& work : prior_work_) {
+        device::DeviceGuard on_device(work.device);  // the event's device
         bool finished = false;
-        MCRP_TRY(device::query_event(prior_work_[i].get(), &finished));
+        MCRP_TRY(device::query_event(work.done.get(), &finished));
         if (!finished) return {};
       }
       MCRP_TRY(hand_over_group());
@@ -67,17 +67,16 @@ class MpiChannel final : public Channel {
   // an MPI_Irecv would land after the message; a send would carry what its kernel has not written).
   Status mark_prior_device_work() {
     prior_work_.clear();
-    prior_work_devices_.clear();
     for (const ChannelTransfer& t : group_) {
       const int device = std::max(device::locate(t.data).device, 0);
-      if (std::find(prior_work_devices_.begin(), prior_work_devices_.end(), device) != prior_work_devices_.end()) {
-        continue;
-      }
-      prior_work_devices_.push_back(device);
+      auto on_same = [device](const PriorWork& work) { return work.device == device; };
+      if (std::any_of(prior_work_.begin(), prior_work_.end(), on_same)) continue;
+      PriorWork& work = prior_work_.emplace_back();
+      work.device = device;
       device::DeviceGuard on_device(device);
       cudaStream_t stream = nullptr;
       MCRP_TRY(device::copy_stream(device, &stream));
-      MCRP_TRY(device::record_event(stream, prior_work_.emplace_back()));
+      MCRP_TRY(device::record_event(stream, work.done));
     }
     return {};
   }
@@ -116,8 +115,11 @@ class MpiChannel final : public Channel {
   bool staged_;
   std::uint64_t chunk_setting_;
   std::vector<ChannelTransfer> group_;     // unstaged: the group launched last
-  std::vector<device::Event> prior_work_;  // unstaged: see mark_prior_device_work
-  std::vector<int> prior_work_devices_;    // unstaged: the device of each
+  struct PriorWork {
+    int device = 0;
+    device::Event done;  // recorded on the device's copy stream
+  };
+  std::vector<PriorWork> prior_work_;      // unstaged: see mark_prior_device_work
   std::vector<MPI_Request> requests_;      // unstaged: empty until the group is handed over
   std::vector<ChunkedTransfer> transfers_;
 };
