@@ -74,6 +74,13 @@ Status order_after_legacy_stream(int device, cudaStream_t stream) {
 
 Status copy_stream(int device, cudaStream_t* stream) { return ordered_library_stream(device, Direction::out, stream); }
 
+Status wait_for_legacy_stream(int device, ProgressHook& hook) {
+  DeviceGuard on_device(device);  // the wait's event belongs to the stream's device
+  cudaStream_t stream = nullptr;
+  MCRP_TRY(copy_stream(device, &stream));
+  return wait_stream(stream, hook);
+}
+
 Status copy_back_stream(int device, cudaStream_t* stream) {
   return ordered_library_stream(device, Direction::back, stream);
 }

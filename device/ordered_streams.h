@@ -8,6 +8,7 @@
 
 #include "device/cuda_runtime.h"
 #include "device/status.h"
+#include "device/wait.h"
 
 namespace mcrp::device {
 
@@ -28,6 +29,10 @@ inline Status order_after_memory_device(const PointerInfo& where, int stream_dev
 // The copy stream of `device`, created on first use and ordered as above at every call, so the
 // call's copies read and write the user's buffers only after the application's earlier work.
 Status copy_stream(int device, cudaStream_t* stream);
+// Returns once the work issued so far on `device`'s legacy default stream is done, running `hook`
+// meanwhile (a wait on the copy stream): before a CUDA-aware base MPI is handed device memory that
+// work may still read or write.
+Status wait_for_legacy_stream(int device, ProgressHook& hook);
 // A second such stream, for copies back to the device that should overlap with copies on
 // copy_stream (a GPU copies both directions at once); the pipelined staged path uses it.
 Status copy_back_stream(int device, cudaStream_t* stream);

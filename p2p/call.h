@@ -37,10 +37,9 @@ struct P2PCall {
   MPI_Message* message = nullptr;  // Mrecv: the matched message
 
   bool sends() const { return kind != P2PKind::recv && kind != P2PKind::mrecv; }
-  bool receives() const {
-    return kind == P2PKind::recv || kind == P2PKind::sendrecv || kind == P2PKind::sendrecv_replace ||
-           kind == P2PKind::mrecv;
-  }
+  // MPI_(I)Sendrecv or MPI_(I)Sendrecv_replace: a send and a receive in one call.
+  bool sendrecv() const { return kind == P2PKind::sendrecv || kind == P2PKind::sendrecv_replace; }
+  bool receives() const { return kind == P2PKind::recv || kind == P2PKind::mrecv || sendrecv(); }
   // A receive MPI completes at once with an empty message: from MPI_PROC_NULL, or an Mrecv of
   // MPI_MESSAGE_NO_PROC.
   bool receives_from_proc_null() const {

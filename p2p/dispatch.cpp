@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "device/cuda_runtime.h"
-#include "device/handles.h"
 #include "device/ordered_streams.h"
 #include "p2p/assertion.h"
 #include "p2p/prepared.h"
@@ -129,16 +128,6 @@ int guarded(const P2PCall& call, MPI_Request* request, Fn&& body) {
   return mcrp::guarded(body, [&](const Status& status) { return fail(call, status, request); });
 }
 
-// A CUDA-aware base MPI gets the device pointers, once the application's earlier work on the
-// legacy default stream (which the copy stream is ordered after) is done.
-Status order_after_prior_device_work(int device) {
-  device::DeviceGuard on_device(device);  // the wait's event belongs to the stream's device
-  cudaStream_t stream = nullptr;
-  MCRP_TRY(device::copy_stream(device, &stream));
-  MpiProgress progress("earlier device work before a CUDA-aware base call");
-  return device::wait_stream(stream, progress);
-}
-
 // On a communicator asserted device-only every significant, non-empty side must be device memory
 // (an empty one may be anything); sets p.device to the first side's device.
 Status check_asserted_sides(P2PPrepared& p) {
@@ -231,11 +220,12 @@ int route(const P2PCall& call, const P2PBaseCall& base, Mode mode, MPI_Request* 
   const bool copy = !base_mpi_cuda_aware();
   if (profile::enabled()) charge_profile(call.kind, copy ? P2PPath::staged : P2PPath::direct);
   log_route(p, copy ? "staged" : "base MPI", copy ? "base MPI is not CUDA-aware" : "base MPI is CUDA-aware");
-  const bool sendrecv = call.kind == P2PKind::sendrecv || call.kind == P2PKind::sendrecv_replace;
   if (mode == Mode::blocking) {
     result = run_staged_p2p(p, base, copy, status);
-  } else if (!copy && !sendrecv) {
-    result = order_after_prior_device_work(p.device);
+  } else if (!copy && !call.sendrecv()) {
+    // A CUDA-aware base MPI gets the device pointers once the application's earlier work is done.
+    MpiProgress progress("earlier device work before a CUDA-aware base call");
+    result = device::wait_for_legacy_stream(p.device, progress);
     if (result.ok()) return base(call.sendbuf, call.recvbuf, request, status);
   } else {
     result = start_staged_p2p(p, base, copy, request);

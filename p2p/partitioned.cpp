@@ -138,9 +138,7 @@ class PartitionedTransfer final : public PersistentAttachment,
   // Queues partition p's copy to the device and notes its event (mutex_ held).
   Status queue_delivery(int p, cudaStream_t stream);
   // Runs queue(stream) on the copy stream, which is ordered after the application's earlier work on
-  // the device's legacy default stream, and waits for the stream while keeping MPI progressing. With
-  // nothing queued, what is waited for is that earlier work: before a CUDA-aware base MPI reads or
-  // writes the buffer.
+  // the device's legacy default stream, and waits for the stream while keeping MPI progressing.
   template <class Queue>
   Status run_on_copy_stream(const char* what, Queue&& queue) const {
     device::DeviceGuard on_device(where_.device);
@@ -150,6 +148,12 @@ class PartitionedTransfer final : public PersistentAttachment,
     MCRP_TRY(queue(stream));
     MpiProgress progress(what);
     return device::wait_stream(stream, progress);
+  }
+
+  // Before a CUDA-aware base MPI reads or writes the buffer: the application's earlier work on it.
+  Status wait_for_legacy_stream(const char* what) const {
+    MpiProgress progress(what);
+    return device::wait_for_legacy_stream(where_.device, progress);
   }
 
   const PartitionedCall call_;
@@ -204,8 +208,7 @@ Status PartitionedTransfer::start(MPI_Request* inner) {
                                 }));
   } else if (!staged_ && call_.receives) {
     // The base MPI may write the buffer from now on.
-    MCRP_TRY(run_on_copy_stream("earlier device work before a CUDA-aware base MPI's partitioned receive (MPI_Start)",
-                                [](cudaStream_t) { return Status(); }));
+    MCRP_TRY(wait_for_legacy_stream("earlier device work before a CUDA-aware base MPI's partitioned receive"));
   }
   MCRP_TRY(from_base(PMPI_Start(&base_)));
   in_round_ = true;
@@ -239,8 +242,7 @@ Status PartitionedTransfer::ready(const PartitionList& list) {
       return Status();
     }));
   } else if (list.length > 0) {
-    MCRP_TRY(run_on_copy_stream("earlier device work before a CUDA-aware base MPI's MPI_Pready",
-                                [](cudaStream_t) { return Status(); }));
+    MCRP_TRY(wait_for_legacy_stream("earlier device work before a CUDA-aware base MPI's MPI_Pready"));
   }
   MCRP_TRY(from_base(base_ready(list, base_)));
   readied_.fetch_add(list.length, std::memory_order_acq_rel);

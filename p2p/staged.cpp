@@ -55,7 +55,7 @@ class StagedTransfer {
     MCRP_TRY(device::acquire(device::BufferKind::device, p_.device, span.bytes(), replace_copy_));
     MCRP_TRY(device::copy_async(replace_copy_.data(), p_.recv.base + span.lo, span.bytes(), stream,
                                 "cudaMemcpyAsync (device to device: what MPI_Isendrecv_replace sends)"));
-    replace_lo_ = span.lo;
+    recv_.span = span;  // unstaged, recv_ only notes where replace_copy_ starts
     return {};
   }
 
@@ -70,9 +70,9 @@ class StagedTransfer {
     if (c.kind == P2PKind::sendrecv_replace && recv_.staged) {
       MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, recv_.span.bytes(), replace_copy_));
       std::memcpy(replace_copy_.data(), recv_.pinned.data(), recv_.span.bytes());
+    }
+    if (c.kind == P2PKind::sendrecv_replace && replace_copy_.data() != nullptr) {
       outgoing = replace_copy_.data() - recv_.span.lo;
-    } else if (c.kind == P2PKind::sendrecv_replace) {
-      outgoing = replace_copy_.data() != nullptr ? replace_copy_.data() - replace_lo_ : c.recvbuf;
     }
     MCRP_TRY(from_base(PMPI_Irecv_c(recv_argument(), c.recvcount, c.recvtype, c.source, c.recvtag, c.comm, &(*requests)[0])));
     return from_base(PMPI_Isend_c(outgoing, c.sendcount, c.sendtype, c.dest, c.sendtag, c.comm, &(*requests)[1]));
@@ -83,7 +83,6 @@ class StagedTransfer {
   const P2PCall& call_;
   HostImage send_, recv_;
   device::Buffer replace_copy_;  // Sendrecv_replace, nonblocking: what is sent
-  std::ptrdiff_t replace_lo_ = 0;  // unstaged: the span's start that replace_copy_ holds from
 };
 
 // A prepared call with its own copy of the call it describes: outlives the wrapper's frame.
@@ -193,10 +192,9 @@ Status start_staged_p2p(const P2PPrepared& p, const P2PBaseCall& base, bool copy
   MCRP_TRY(copy ? op->staged().stage_in(stream) : op->staged().copy_replaced_on_device(stream));
   // As in run_staged_p2p: the base MPI reads only after the copies in (or the prior device work).
   MCRP_TRY(device::wait_stream(stream, progress));
-  const bool split = p.call->kind == P2PKind::sendrecv || p.call->kind == P2PKind::sendrecv_replace;
-  MCRP_TRY(split ? op->start_split_sendrecv()
-                  : from_base(base(op->staged().send_argument(), op->staged().recv_argument(), op->inner(),
-                                   MPI_STATUS_IGNORE)));
+  MCRP_TRY(p.call->sendrecv() ? op->start_split_sendrecv()
+                              : from_base(base(op->staged().send_argument(), op->staged().recv_argument(), op->inner(),
+                                               MPI_STATUS_IGNORE)));
   return start_generalized(std::move(op), p.call->comm, p.call->entry, {p.call->sendtype, p.call->recvtype}, request);
 }
 
