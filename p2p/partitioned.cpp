@@ -15,12 +15,14 @@
 #include "device/handles.h"
 #include "device/ordered_streams.h"
 #include "device/wait.h"
+#include "p2p/profile_rows.h"
 #include "runtime/base_mpi.h"
 #include "runtime/buffer.h"
 #include "runtime/errors.h"
 #include "runtime/guarded.h"
 #include "runtime/handle_holds.h"
 #include "runtime/persistent.h"
+#include "runtime/profile.h"
 #include "runtime/progress.h"
 #include "runtime/requests.h"
 
@@ -36,12 +38,14 @@ enum class Delivery : unsigned char {
 
 // The base MPI's MPI_Precv_init or MPI_Psend_init of `c` (buffer included).
 int base_init(const PartitionedCall& c, MPI_Request* request) {
+  profile::StepTimer in_base_mpi(profile::Step::wait);
   return c.receives ? PMPI_Precv_init(c.buf, c.partitions, c.count, c.type, c.peer, c.tag, c.comm, c.info, request)
                     : PMPI_Psend_init(c.buf, c.partitions, c.count, c.type, c.peer, c.tag, c.comm, c.info, request);
 }
 
 // The base MPI's MPI_Pready form that names `list`.
 int base_ready(const PartitionList& list, MPI_Request request) {
+  profile::StepTimer in_base_mpi(profile::Step::wait);
   switch (list.form) {
     case PartitionList::Form::one:
       return PMPI_Pready(list.low, request);
@@ -110,6 +114,7 @@ class PartitionedTransfer final : public PersistentAttachment,
   }
 
   MPI_Comm comm() const { return call_.comm; }
+  P2PPath path() const { return staged_ ? P2PPath::staged : P2PPath::direct; }  // MCRPMPI_PROFILE's row
 
   // MPI_Start: a new round; *inner gets the request that completes it.
   Status start(MPI_Request* inner);
@@ -145,7 +150,9 @@ class PartitionedTransfer final : public PersistentAttachment,
     cudaStream_t stream = nullptr;
     MCRP_TRY(copy_stream(&stream));
     MCRP_TRY(device::order_after_memory_device(where_, where_.device, stream));
+    profile::StepTimer queueing(profile::Step::queue);
     MCRP_TRY(queue(stream));
+    queueing.stop();
     MpiProgress progress(what);
     return device::wait_stream(stream, progress);
   }
@@ -210,7 +217,9 @@ Status PartitionedTransfer::start(MPI_Request* inner) {
     // The base MPI may write the buffer from now on.
     MCRP_TRY(wait_for_legacy_stream("earlier device work before a CUDA-aware base MPI's partitioned receive"));
   }
+  profile::StepTimer in_base_mpi(profile::Step::wait);
   MCRP_TRY(from_base(PMPI_Start(&base_)));
+  in_base_mpi.stop();
   in_round_ = true;
   return start_generalized(std::make_unique<PartitionedRoundOp>(shared_from_this()), call_.comm, "MPI_Start", {},
                            inner);
@@ -272,10 +281,17 @@ Status PartitionedTransfer::arrived(int partition, int* flag) {
   HeldLock lock(mutex_, holder_);
   if (delivery_[p] == Delivery::pending) {
     if (!in_round_) return Status(MPI_ERR_REQUEST, "MPI_Parrived on an inactive partitioned request");
-    if (!staged_) return from_base(PMPI_Parrived(base_, partition, flag));  // the base MPI wrote it there
     int arrived = 0;
-    MCRP_TRY(from_base(PMPI_Parrived(base_, partition, &arrived)));
+    {
+      profile::StepTimer in_base_mpi(profile::Step::wait);
+      MCRP_TRY(from_base(PMPI_Parrived(base_, partition, &arrived)));
+    }
+    if (!staged_) {  // the base MPI wrote it in the buffer itself
+      *flag = arrived;
+      return {};
+    }
     if (!arrived) return {};
+    profile::StepTimer queueing(profile::Step::queue);
     device::DeviceGuard on_device(where_.device);
     cudaStream_t stream = nullptr;
     MCRP_TRY(copy_stream(&stream));
@@ -347,6 +363,7 @@ Status PartitionedTransfer::advance_round(bool* done) {
 // device memory, with counts, datatype and span the base MPI would accept. Anything else goes to the
 // base MPI as it is (it reports bad arguments in its own words and never reads a host buffer early).
 bool on_device(const PartitionedCall& call, TypeInfo* type, device::PointerInfo* where) {
+  profile::StepTimer classifying(profile::Step::classify);
   if (!device::cuda_available() || call.partitions < 1 || call.count < 0) return false;
   if (call.count > 0 && call.count > std::numeric_limits<MPI_Count>::max() / call.partitions) return false;
   if (!type_info(call.type, type).ok()) return false;
@@ -379,15 +396,23 @@ int run_guarded(MPI_Comm comm, const char* entry, Body&& body) {
 }  // namespace
 
 int partitioned_init(const PartitionedCall& call, MPI_Request* request) {
+  profile::CallTimer timing(profile::Form::blocking);
+  const PartitionedOp op = call.receives ? PartitionedOp::precv_init : PartitionedOp::psend_init;
   TypeInfo type;
   device::PointerInfo where;
   // A null request is the base MPI's to report, on the call's communicator.
-  if (request == nullptr || !on_device(call, &type, &where)) return base_init(call, request);
+  if (request == nullptr || !on_device(call, &type, &where)) {
+    if (profile::enabled()) charge_profile(op, P2PPath::mpi);
+    return base_init(call, request);
+  }
   return run_guarded(call.comm, call.entry, [&]() -> Status {
     MCRP_TRY(check_committed(call.type, call.comm));
     auto transfer = std::make_shared<PartitionedTransfer>(call, type, where);
+    if (profile::enabled()) charge_profile(op, transfer->path());
     MCRP_TRY(transfer->create());
-    PersistentStart start = [transfer](MPI_Request* inner) {
+    PersistentStart start = [transfer, op](MPI_Request* inner) {
+      profile::CallTimer timing(profile::Form::started);  // the init call's row, form start
+      if (profile::enabled()) charge_profile(op, transfer->path());
       const Status started = transfer->start(inner);
       return started.ok() ? MPI_SUCCESS : raise_error(transfer->comm(), "MPI_Start", 0, started);
     };
@@ -397,17 +422,24 @@ int partitioned_init(const PartitionedCall& call, MPI_Request* request) {
 }
 
 int ready_partitions(const PartitionList& partitions, MPI_Request request) {
+  profile::CallTimer timing(profile::Form::blocking);
+  const PartitionedOp op = partitions.form == PartitionList::Form::one     ? PartitionedOp::pready
+                           : partitions.form == PartitionList::Form::range ? PartitionedOp::pready_range
+                                                                           : PartitionedOp::pready_list;
   const std::shared_ptr<PartitionedTransfer> transfer = transfer_of(request);
+  if (profile::enabled()) charge_profile(op, transfer ? transfer->path() : P2PPath::mpi);
   if (!transfer) return base_ready(partitions, request);
-  const char* entry = partitions.form == PartitionList::Form::one     ? "MPI_Pready"
-                      : partitions.form == PartitionList::Form::range ? "MPI_Pready_range"
-                                                                      : "MPI_Pready_list";
-  return run_guarded(transfer->comm(), entry, [&] { return transfer->ready(partitions); });
+  return run_guarded(transfer->comm(), mpi_name(op), [&] { return transfer->ready(partitions); });
 }
 
 int partition_arrived(MPI_Request request, int partition, int* flag) {
+  profile::CallTimer timing(profile::Form::blocking);
   const std::shared_ptr<PartitionedTransfer> transfer = transfer_of(request);
-  if (!transfer) return PMPI_Parrived(request, partition, flag);
+  if (profile::enabled()) charge_profile(PartitionedOp::parrived, transfer ? transfer->path() : P2PPath::mpi);
+  if (!transfer) {
+    profile::StepTimer in_base_mpi(profile::Step::wait);
+    return PMPI_Parrived(request, partition, flag);
+  }
   return run_guarded(transfer->comm(), "MPI_Parrived", [&] { return transfer->arrived(partition, flag); });
 }
 

@@ -17,4 +17,11 @@ enum class P2PPath : std::uint8_t {
 // profile::enabled() first.
 void charge_profile(P2PKind kind, P2PPath path);
 
+// Partitioned point-to-point (p2p/partitioned.h), in rows of their own: the init calls (their
+// `start` form: the request's MPI_Start), each MPI_Pready form, MPI_Parrived. Paths mpi, staged
+// and direct.
+enum class PartitionedOp : std::uint8_t { psend_init, precv_init, pready, pready_range, pready_list, parrived };
+void charge_profile(PartitionedOp op, P2PPath path);
+const char* mpi_name(PartitionedOp op);  // "MPI_Pready_range", ...
+
 }  // namespace mcrp

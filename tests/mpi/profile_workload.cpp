@@ -1,13 +1,12 @@
 // A fixed mix of calls for the MCRPMPI_PROFILE and MCRPMPI_STATS tests (tests/mpi/check_profile.py):
 // collectives (MPI_Alltoallw and a neighborhood collective among them), local calls (MPI_Pack,
-// MPI_Unpack, MPI_Reduce_local) and point-to-point on fake device buffers (staged path, one-rank
-// copy) and on host buffers (base MPI), blocking and nonblocking. Rank 0 prints on stdout the rows the profile must show, computed from the loop
-// counts here ("expect <operation> <form> <path> <calls summed over ranks>"), and the statistics'
-// rows ("expect-stats <collective> <path> <calls> <bytes>"); the checker compares them with the
-// reports the library prints at MPI_Finalize. The program makes no other MPI
-// call that the library routes, so the report must hold exactly these rows. Every result is
-// checked, so a profile that broke a path fails here too. Needs MCRPMPI_FAKE_DEVICE=1 (exit 77
-// otherwise: the device rows could not appear).
+// MPI_Unpack, MPI_Reduce_local), point-to-point and partitioned point-to-point on fake device buffers
+// (staged path, one-rank copy) and on host buffers (base MPI), blocking and nonblocking. Rank 0 prints on stdout the
+// rows the profile must show, computed from the loop counts here ("expect <operation> <form> <path> <calls summed over
+// ranks>"), and the statistics' rows ("expect-stats <collective> <path> <calls> <bytes>"); the checker compares them
+// with the reports the library prints at MPI_Finalize. The program makes no other MPI call that the library routes, so
+// the report must hold exactly these rows. Every result is checked, so a profile that broke a path fails here too.
+// Needs MCRPMPI_FAKE_DEVICE=1 (exit 77 otherwise: the device rows could not appear).
 #include <mpi.h>
 
 #include <cstdio>
@@ -32,6 +31,7 @@ constexpr int kHostNeighborAlltoalls = 3;    // nonblocking, one int to each nei
 constexpr int kRingNeighbors = 2;            // a periodic 1-D grid: one each way
 constexpr int kDevicePacks = 2;              // MPI_Pack then MPI_Unpack of fake device memory, staged
 constexpr int kHostReduceLocals = 3;         // MPI_Reduce_local on host buffers
+constexpr int kPartitionedRounds = 2;        // rank 0 sends to rank 1 a float a partition
 
 int g_failures = 0;
 
@@ -156,7 +156,55 @@ void point_to_point(int rank, int size) {
   mcrpmpi_fake_device_free(device);
 }
 
-void print_expected(int size) {
+// Partitioned point-to-point: rounds on fake device memory, each readying its partitions with
+// every MPI_Pready form while the receiver polls MPI_Parrived for each, then one round on host
+// memory. Returns on rank 0 the receiver's MPI_Parrived calls (the polls vary from run to run).
+int partitioned(int rank, int size) {
+  if (size < 2 || rank > 1) return 0;
+  float* device = device_floats();
+  MPI_Request request;
+  if (rank == 0) {
+    MPI_Psend_init(device, kCount, 1, MPI_FLOAT, 1, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &request);
+  } else {
+    MPI_Precv_init(device, kCount, 1, MPI_FLOAT, 0, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &request);
+  }
+  int polls = 0;
+  for (int round = 0; round < kPartitionedRounds; ++round) {
+    fill(device, rank == 0 ? static_cast<float>(round) : -1.0f);
+    MPI_Start(&request);
+    if (rank == 0) {
+      int last[1] = {kCount - 1};
+      MPI_Pready_range(0, kCount - 3, request);
+      MPI_Pready(kCount - 2, request);
+      MPI_Pready_list(1, last, request);
+    } else {
+      for (int partition = 0; partition < kCount; ++partition) {
+        for (int flag = 0; !flag; ++polls) MPI_Parrived(request, partition, &flag);
+      }
+    }
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    if (rank == 1) expect_equal(device[kCount - 1], static_cast<float>(round + kCount - 1), "device partitions");
+  }
+  MPI_Request_free(&request);
+  mcrpmpi_fake_device_free(device);
+  std::vector<float> host(kCount, rank == 0 ? 7.0f : -1.0f);
+  if (rank == 0) {
+    MPI_Psend_init(host.data(), 1, kCount, MPI_FLOAT, 1, 1, MPI_COMM_WORLD, MPI_INFO_NULL, &request);
+  } else {
+    MPI_Precv_init(host.data(), 1, kCount, MPI_FLOAT, 0, 1, MPI_COMM_WORLD, MPI_INFO_NULL, &request);
+  }
+  MPI_Start(&request);
+  if (rank == 0) MPI_Pready_range(0, 0, request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  MPI_Request_free(&request);
+  if (rank == 1) expect_equal(host[kCount - 1], 7.0f, "host partitions");
+  // The base MPI's own calls: not in the profile.
+  if (rank == 1) PMPI_Send(&polls, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+  if (rank == 0) PMPI_Recv(&polls, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return polls;
+}
+
+void print_expected(int size, int parrived_polls) {
   if (size == 1) {  // WORLD is a one-rank communicator too
     std::printf("expect MPI_Allreduce blocking local_copy %d\n", kDeviceAllreduces + kSelfAllreduces);
     std::printf("expect MPI_Allreduce start local_copy %d\n", kDeviceIallreduces);
@@ -195,6 +243,18 @@ void print_expected(int size) {
     std::printf("expect MPI_Recv blocking %s %d\n", device_p2p, kDeviceMessages);
     std::printf("expect MPI_Send blocking mpi %d\n", kHostMessages);
     std::printf("expect MPI_Recv blocking mpi %d\n", kHostMessages);
+    // Partitioned rows: the init calls' `start` form is the request's MPI_Start (a host request's
+    // MPI_Start is the base MPI's own, untimed).
+    for (const char* init : {"MPI_Psend_init", "MPI_Precv_init"}) {
+      std::printf("expect %s blocking %s 1\n", init, device_p2p);
+      std::printf("expect %s start %s %d\n", init, device_p2p, kPartitionedRounds);
+      std::printf("expect %s blocking mpi 1\n", init);
+    }
+    for (const char* ready : {"MPI_Pready", "MPI_Pready_range", "MPI_Pready_list"}) {
+      std::printf("expect %s blocking %s %d\n", ready, device_p2p, kPartitionedRounds);
+    }
+    std::printf("expect MPI_Pready_range blocking mpi 1\n");
+    std::printf("expect MPI_Parrived blocking %s %d\n", device_p2p, parrived_polls);
   }
   std::fflush(stdout);
 }
@@ -217,7 +277,8 @@ int main(int argc, char** argv) {
   block_collectives(rank, size);
   local_calls(rank);
   point_to_point(rank, size);
-  if (rank == 0) print_expected(size);
+  const int parrived_polls = partitioned(rank, size);
+  if (rank == 0) print_expected(size, parrived_polls);
   int failures = 0;
   PMPI_Allreduce(&g_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0 && failures > 0) std::printf("FAILED: %d wrong results\n", failures);
