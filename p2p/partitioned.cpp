@@ -18,9 +18,11 @@
 #include "p2p/profile_rows.h"
 #include "runtime/base_mpi.h"
 #include "runtime/buffer.h"
+#include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/guarded.h"
 #include "runtime/handle_holds.h"
+#include "runtime/memory_checks.h"
 #include "runtime/persistent.h"
 #include "runtime/profile.h"
 #include "runtime/progress.h"
@@ -359,21 +361,17 @@ Status PartitionedTransfer::advance_round(bool* done) {
   return {};
 }
 
-// What partitioned_init needs to know is sound before it builds anything: a significant buffer in
-// device memory, with counts, datatype and span the base MPI would accept. Anything else goes to the
-// base MPI as it is (it reports bad arguments in its own words and never reads a host buffer early).
-bool on_device(const PartitionedCall& call, TypeInfo* type, device::PointerInfo* where) {
-  profile::StepTimer classifying(profile::Step::classify);
-  if (!device::cuda_available() || call.partitions < 1 || call.count < 0) return false;
+// Every partition's bytes as one side, when counts, datatype and span are ones the base MPI would
+// accept and cover at least one byte; false otherwise (the base MPI reports bad arguments in its own
+// words, and never reads a host buffer early).
+bool describe_buffer(const PartitionedCall& call, TypeInfo* type, BufferSide* all) {
+  if (call.partitions < 1 || call.count < 0) return false;
   if (call.count > 0 && call.count > std::numeric_limits<MPI_Count>::max() / call.partitions) return false;
   if (!type_info(call.type, type).ok()) return false;
-  BufferSide all;
-  all.base = static_cast<char*>(call.buf);
-  all.type = call.type;
-  all.blocks = {Block{0, call.count * call.partitions}};
-  if (!check_side(all, *type).ok() || span_of(all, *type).bytes() == 0) return false;
-  *where = device::locate(memory_probe_address(all));
-  return where->kind == device::MemoryKind::device;
+  all->base = static_cast<char*>(call.buf);
+  all->type = call.type;
+  all->blocks = {Block{0, call.count * call.partitions}};
+  return check_side(*all, *type).ok() && span_of(*all, *type).bytes() > 0;
 }
 
 std::shared_ptr<PartitionedTransfer> transfer_of(MPI_Request request) {
@@ -398,10 +396,24 @@ int run_guarded(MPI_Comm comm, const char* entry, Body&& body) {
 int partitioned_init(const PartitionedCall& call, MPI_Request* request) {
   profile::CallTimer timing(profile::Form::blocking);
   const PartitionedOp op = call.receives ? PartitionedOp::precv_init : PartitionedOp::psend_init;
+  profile::StepTimer classifying(profile::Step::classify);
   TypeInfo type;
+  BufferSide all;
   device::PointerInfo where;
-  // A null request is the base MPI's to report, on the call's communicator.
-  if (request == nullptr || !on_device(call, &type, &where)) {
+  // A null request is the base MPI's to report, on the call's communicator. Host buffers are
+  // looked at only with a GPU present or under MCRPMPI_VERIFY.
+  const bool verify = config().verify;
+  const bool sound = request != nullptr && (device::cuda_available() || verify) && describe_buffer(call, &type, &all);
+  if (sound) where = device::locate(memory_probe_address(all));
+  classifying.stop();
+  if (sound && verify) {  // the memory holds every partition (runtime/memory_checks.h)
+    const Status held = check_buffer_memory(all, type, where);
+    if (!held.ok()) {
+      *request = MPI_REQUEST_NULL;
+      return raise_error(call.comm, call.entry, 0, held);
+    }
+  }
+  if (!sound || where.kind != device::MemoryKind::device) {
     if (profile::enabled()) charge_profile(op, P2PPath::mpi);
     return base_init(call, request);
   }

@@ -18,7 +18,8 @@
 // Point-to-point: a receive into and a send from an unmapped buffer (on MPI_COMM_WORLD), and
 // (device spaces) from a too-small device buffer (on MPI_COMM_WORLD, staged, and on a duplicate
 // asserted device-only, the protocol of p2p/engine.h), fail with MPI_ERR_BUFFER before anything is
-// matched or sent; the right call afterwards moves the message.
+// matched or sent; the right call afterwards moves the message. So do partitioned requests on such
+// buffers, at MPI_Psend_init/MPI_Precv_init.
 #include <mpi.h>
 
 #include <cstdint>
@@ -178,6 +179,11 @@ class Run {
     p2p_refused_buffer(comm, label, short_block.data(), "a short device buffer");
   }
 
+  void partitioned_short_buffer() {
+    ExactBlock short_block(space_, short_bytes(static_cast<std::size_t>(short_count_) * sizeof(int)));
+    partitioned_refused_buffer(short_block.data(), "a short device buffer");
+  }
+
   // A receive into and a send from `bad` on `comm` (with this rank itself) fail with MPI_ERR_BUFFER
   // before anything is matched or sent; the right call then moves the message.
   void p2p_refused_buffer(MPI_Comm comm, const std::string& label, void* bad, const std::string& what) {
@@ -207,6 +213,47 @@ class Run {
     if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
     checker_.expect_equal(label + ": the receive posted before the refused send gets the next one", rc,
                           good_recv.download().data(), values.data(), values.size());
+  }
+
+  // Partitioned requests (MPI 4.0) with this rank itself: MPI_Psend_init and MPI_Precv_init on
+  // `bad` (two partitions of short_count_ / 2 ints) fail with MPI_ERR_BUFFER at init and leave no
+  // request, where without MCRPMPI_VERIFY the first MPI_Pready or the message's arrival would read
+  // or write past the memory; a good pair then moves the message.
+  void partitioned_refused_buffer(void* bad, const std::string& what) {
+    int self = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &self);
+    const int partitions = 2;
+    const MPI_Count per_partition = short_count_ / partitions;
+    for (bool receive : {false, true}) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      const int rc = receive ? MPI_Precv_init(bad, partitions, per_partition, MPI_INT, self, 7, MPI_COMM_WORLD,
+                                              MPI_INFO_NULL, &request)
+                             : MPI_Psend_init(bad, partitions, per_partition, MPI_INT, self, 7, MPI_COMM_WORLD,
+                                              MPI_INFO_NULL, &request);
+      const std::string call = receive ? "MPI_Precv_init into " : "MPI_Psend_init from ";
+      checker_.check(
+          error_class_of(rc) == MPI_ERR_BUFFER && request == MPI_REQUEST_NULL,
+          call + what + ": expected MPI_ERR_BUFFER and no request, got class " + std::to_string(error_class_of(rc)));
+      if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+    }
+    const std::vector<int> values(static_cast<std::size_t>(short_count_), rank_ + 11);
+    SpaceBuffer<int> good_send(space_, values);
+    SpaceBuffer<int> good_recv(space_, std::vector<int>(values.size(), 0));
+    MPI_Request pair[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    int rc = MPI_Precv_init(good_recv.data(), partitions, per_partition, MPI_INT, self, 7, MPI_COMM_WORLD,
+                            MPI_INFO_NULL, &pair[0]);
+    if (rc == MPI_SUCCESS) {
+      rc = MPI_Psend_init(good_send.data(), partitions, per_partition, MPI_INT, self, 7, MPI_COMM_WORLD, MPI_INFO_NULL,
+                          &pair[1]);
+    }
+    if (rc == MPI_SUCCESS) rc = MPI_Startall(2, pair);
+    if (rc == MPI_SUCCESS) rc = MPI_Pready_range(0, partitions - 1, pair[1]);
+    if (rc == MPI_SUCCESS) rc = MPI_Waitall(2, pair, MPI_STATUSES_IGNORE);
+    checker_.expect_equal("the partitioned message after the refused inits (" + what + ")", rc,
+                          good_recv.download().data(), values.data(), values.size());
+    for (MPI_Request& r : pair) {
+      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+    }
   }
 
   // The last rank's receive buffer is at an address where nothing of this process is mapped (as
@@ -263,7 +310,9 @@ int main(int argc, char** argv) {
           for (const ShortBuffer& b : kShortBuffers) run.short_buffer(b, form, counts);
         }
       run.p2p_refused_buffer(MPI_COMM_WORLD, "MPI_COMM_WORLD", kUnmapped, "an unmapped buffer");
+      run.partitioned_refused_buffer(kUnmapped, "an unmapped buffer");
       if (device) {
+        run.partitioned_short_buffer();
         run.p2p_short_buffers(MPI_COMM_WORLD, "MPI_COMM_WORLD");
         MPI_Comm asserted = dup_asserting_device_only(MPI_COMM_WORLD);
         run.p2p_short_buffers(asserted, "a duplicate asserted device-only");
