@@ -65,10 +65,10 @@ int partitioned_init(const PartitionedCall& call, MPI_Request* request) {
   if (sound) where = device::locate(memory_probe_address(all));
   classifying.stop();
   if (sound && verify) {  // the memory holds every partition (runtime/memory_checks.h)
-    const Status held = check_buffer_memory(all, type, where);
-    if (!held.ok()) {
+    const int rc = run_guarded(call.comm, call.entry, [&] { return check_buffer_memory(all, type, where); });
+    if (rc != MPI_SUCCESS) {
       *request = MPI_REQUEST_NULL;
-      return raise_error(call.comm, call.entry, 0, held);
+      return rc;
     }
   }
   if (!sound || where.kind != device::MemoryKind::device) {
