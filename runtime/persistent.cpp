@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/errors.h"
+#include "runtime/profile.h"
 #include "runtime/requests.h"
 #include "runtime/self_comm.h"
 
@@ -113,6 +114,7 @@ void set_empty_status(MPI_Status* status) {
 
 Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* request, FreeActive on_free,
                          std::shared_ptr<PersistentAttachment> attachment) {
+  profile::StepTimer making_request(profile::Step::finish);  // as start_generalized's
   const MPI_Comm self = library_self_comm();
   if (self == MPI_COMM_NULL) return Status(MPI_ERR_OTHER, "MPI is not initialized");
   const int rc = PMPI_Barrier_init(self, MPI_INFO_NULL, request);
