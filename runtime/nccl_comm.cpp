@@ -161,6 +161,7 @@ bool nccl_work_in_flight() {
 }
 
 void NcclComm::end_setup(Status result) {
+  if (result.ok()) set_up_.store(true, std::memory_order_release);  // after the handle's last write
   phase_ = result.ok() ? Phase::ready : Phase::failed;
   failure_ = result;
   if (!result.ok()) broken = true;

@@ -80,6 +80,10 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
   Status fail(const Status& why);
   // What work that completed on this communicator returns: ok, or the failure that ended it.
   Status completion() const;
+  // `handle` once the setup has succeeded, else null; from any thread at any time. The setup
+  // writes `handle` under this object's lock, which a wait that began during the setup (queued
+  // behind it on another thread) does not hold.
+  ncclComm_t handle_once_set_up() const { return set_up_.load(std::memory_order_acquire) ? handle : nullptr; }
 
   // Queues `work` and launches what can be launched now (this work too, on a ready communicator).
   Status submit(QueuedLaunch* work);
@@ -143,6 +147,7 @@ class NcclComm : public std::enable_shared_from_this<NcclComm> {
 
   std::mutex mutex_;
   std::atomic<bool> stopped_{false};  // fail() has told NCCL to stop (or found nothing to stop)
+  std::atomic<bool> set_up_{false};   // the setup succeeded: `handle` is written for good
   Phase phase_ = Phase::exchanging_id;
   Status failure_;
   QueuedLaunch* enqueuing_ = nullptr;  // launched, NCCL still enqueuing it

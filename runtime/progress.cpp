@@ -94,14 +94,21 @@ Status NcclDeadline::expired() {
   return Status(MPI_ERR_OTHER, why);
 }
 
+// A wait may begin while the communicator is still being set up (a call queued behind the setup,
+// on one thread, while another advances it): its handle is taken once the setup has succeeded.
 MpiProgress::MpiProgress(const char* what, const NcclComm* comm)
-    : nccl_comm_(comm != nullptr ? comm->handle : nullptr), note_(what, comm, deadline_.start()) {}
+    : comm_(comm),
+      nccl_comm_(comm != nullptr ? comm->handle_once_set_up() : nullptr),
+      note_(what, comm, deadline_.start()) {}
 
 Status MpiProgress::poll() {
   drive_mpi_progress();
   advance_library();  // whichever communicator this wait is for
   // Every 64 polls, what costs more than a poll: noting the wait (once), NCCL's error state.
-  if (note_.polled() && nccl_comm_ != nullptr) MCRP_TRY(nccl_async_error(nccl_comm_));
+  if (note_.polled()) {
+    if (nccl_comm_ == nullptr && comm_ != nullptr) nccl_comm_ = comm_->handle_once_set_up();
+    if (nccl_comm_ != nullptr) MCRP_TRY(nccl_async_error(nccl_comm_));
+  }
   return deadline_.expired();
 }
 

@@ -47,7 +47,8 @@ class MpiProgress final : public device::ProgressHook {
   Status poll() override;
 
  private:
-  ncclComm_t nccl_comm_;
+  const NcclComm* comm_;
+  ncclComm_t nccl_comm_;  // comm_'s handle, once its setup has succeeded (asked again every 64 polls)
   NcclDeadline deadline_;
   WaitNote note_;  // after deadline_: begins at its start
 };
