@@ -3,7 +3,7 @@
 #   cmake -DOBJECT_LIST=<file with one object per line> -DNM=<nm> -DBASE_MPI_LIBRARIES=<libs;...>
 #         -DOUTPUT=<file.S> -P BaseMpiTrampolines.cmake
 #
-# Why: libmcrpmpi.so must not depend on one MPI library (README, "MPI libraries (ABI)"). Its code
+# Why: libmcrpmpi.so must not depend on one MPI library (docs/python-and-abi.md, "MPI libraries (ABI)"). Its code
 # calls PMPI_Send and the like as usual; this script lists every MPI function the library's objects
 # call but do not define (nm), and emits for each a hidden function of that name that jumps through
 # a slot. The slots start empty: the first call of any trampoline lands in the shared slow path

@@ -65,8 +65,9 @@ Agreement agree(const Prepared& p, bool device_memory, const Status& local) {
   static bool warned = false;
   if (agreement.memory_disagrees && !warned) {
     warned = true;
-    std::fprintf(stderr, "mcrpmpi: warning: ranks passed host buffers and device buffers to one collective; "
-                         "using the base MPI for such calls (see README, 'Memory types must match')\n");
+    std::fprintf(stderr,
+                 "mcrpmpi: warning: ranks passed host buffers and device buffers to one collective; "
+                 "using the base MPI for such calls (see docs/routing.md, 'Memory types must match')\n");
   }
   if (!local.ok()) {
     agreement.outcome = local;

@@ -1,5 +1,5 @@
 // Every call into the base MPI's collectives goes through call_base, which is therefore where the
-// base MPI's known defects are avoided (README, "Base-MPI defects found by the tests").
+// base MPI's known defects are avoided (docs/base-mpi-defects.md).
 #include "collectives/base_call.h"
 
 #include <memory>

@@ -56,7 +56,7 @@ namespace mcrp {
 // allowed use (one query); any other MPI_IN_PLACE needs the layout to tell. MPI_Allreduce needs no
 // query: on an intercommunicator the base MPI refuses its MPI_IN_PLACE itself (MPI_ERR_BUFFER,
 // every form, in MPICH 4.0.2 and both wheels of tests/abi), where it accepts the other
-// collectives' (README "Base-MPI defects"), and an in-place allreduce is the commonest of them.
+// collectives' (docs/base-mpi-defects.md), and an in-place allreduce is the commonest of them.
 [[gnu::always_inline]] inline bool in_place_to_check(const CollCall& call) {
   if (call.recvbuf == MPI_IN_PLACE) return true;
   if (call.sendbuf != MPI_IN_PLACE || call.kind == CollKind::allreduce) return false;

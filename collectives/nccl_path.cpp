@@ -347,7 +347,8 @@ struct OwnedCall {
 // blocking), complete when the event recorded after it has completed. NCCL kernels of different
 // communicators run on different streams (one per communicator), so a kernel waiting for a peer does
 // not keep another communicator's kernel from running: that is what lets ranks issue them in
-// different orders (guarantee 2, see README). The blocking form waits for one of these.
+// different orders (guarantee 2 of docs/collectives.md, "Nonblocking and persistent collectives"). The blocking form
+// waits for one of these.
 class NcclOp final : public AsyncOp, public QueuedLaunch {
  public:
   NcclOp(const Prepared& p, std::shared_ptr<NcclComm> comm)

@@ -1,4 +1,4 @@
-// The pipelined staged path: a large staged collective in chunks (README, "The staged path").
+// The pipelined staged path: a large staged collective in chunks (docs/collectives.md, "The staged path").
 // Chunk k+1 is copied device-to-host on one stream while the base MPI's nonblocking collective runs
 // on chunk k, and each chunk's result is copied back on a second stream as soon as its collective
 // completes. Below one chunk, and for what it does not cover, the unpipelined staged path runs

@@ -1,4 +1,4 @@
-// MPICH 4.0.2 defect (README, "Base-MPI defects found by the tests"): the int forms of
+// MPICH 4.0.2 defect (docs/base-mpi-defects.md): the int forms of
 // MPI_Neighbor_alltoallw, blocking, nonblocking and persistent, lose receive blocks when a rank's
 // in-degree exceeds its out-degree (the receivers of a one-way graph get nothing; measured with a
 // plain MPI program, no library), while the large-count (_c) forms deliver them. So the library's

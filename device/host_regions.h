@@ -9,7 +9,7 @@
 // device and managed memory) is left to the driver.
 //
 // Why no cache of device ranges: without hooks on every free function (which static cudart, the
-// default of nvcc, makes impossible: see README "How memory kinds are detected"), a cached device
+// default of nvcc, makes impossible: see docs/routing.md "How memory kinds are detected"), a cached device
 // range cannot be trusted after cudaFree -- its addresses may come back as another device's memory
 // or as pinned host memory, and a wrong answer on one rank splits a collective's path across ranks.
 #pragma once

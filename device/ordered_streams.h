@@ -15,7 +15,7 @@ namespace mcrp::device {
 // Work issued on `stream` from now on starts after the work already issued on `device`'s legacy
 // default stream (where plain CUDA code, CuPy and PyTorch put their work unless told otherwise).
 // One cudaStreamQuery when that stream is idle; otherwise one event recorded on it and waited for
-// on `stream`, both asynchronous. Work on the application's other streams is not seen (README).
+// on `stream`, both asynchronous. Work on the application's other streams is not seen (docs/routing.md, "Streams").
 Status order_after_legacy_stream(int device, cudaStream_t stream);
 
 // For memory at `where` that a stream of device `stream_device` (already ordered after its own

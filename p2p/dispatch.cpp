@@ -260,7 +260,7 @@ int run_blocking_p2p(const P2PCall& call, const P2PBaseCall& base, const P2PBase
   }
   profile::CallTimer timing(profile::Form::blocking);  // the nonblocking call inside is part of it
   // MPICH 4.0.2 completes a nonblocking receive from MPI_PROC_NULL with source 0 and tag 0; the
-  // blocking call owes the standard's status (README "Base-MPI defects").
+  // blocking call owes the standard's status (docs/base-mpi-defects.md).
   const bool from_proc_null = call.receives_from_proc_null();  // before the Mrecv resets its handle
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = run_p2p(call, nonblocking, Mode::nonblocking, &request, MPI_STATUS_IGNORE, wrapper);

@@ -1,6 +1,6 @@
 // The base MPI the library interposes on: which loaded library it is, and facts about it.
 //
-// libmcrpmpi.so links no MPI library (README, "MPI libraries (ABI)"): its PMPI_ calls go to the
+// libmcrpmpi.so links no MPI library (docs/python-and-abi.md, "MPI libraries (ABI)"): its PMPI_ calls go to the
 // MPICH-ABI library the process itself loaded, whether the program linked it (global scope) or
 // Python opened it privately (mpi4py's RTLD_LOCAL dlopen of libmpi.so.12). This finds that library
 // by looking through the loaded objects for the one that defines PMPI_Init.

@@ -27,7 +27,8 @@ enum class Step : std::uint8_t {
   decide,    // argument validation, datatype facts, the route and its tuning-table lookup
   queue,     // issuing the work: NCCL communicator lookup, device views, staged copies in
   // The NCCL path's CUDA calls around a blocking call's launch, one step each, since on the H200 under
-  // MPS they took 2.39 us a call together in place against 0.6 us timed alone (README, "Profiling"):
+  // MPS they took 2.39 us a call together in place against 0.6 us timed alone (docs/performance.md,
+  // "Profiling"):
   device,    // the device guard (cudaGetDevice, cudaSetDevice where another device is current)
   order,     // the ordering after the legacy default stream (its query, an event record + wait if busy)
   record,    // the completion event: taken from the pool and recorded (its polls are `wait`)

@@ -3,7 +3,7 @@
 // blocking collective on host buffers, a call the library does not wrap) or computing outside MPI
 // cannot answer a peer waiting for its clear-to-send or its proposal, and MPI's progress rule says
 // that peer's call must still complete: without the helper, Isend + MPI_Barrier + Wait against Recv
-// + MPI_Barrier hung (README, "Device-only communicators").
+// + MPI_Barrier hung (docs/point-to-point.md, "Device-only communicators").
 //
 // The helper calls MPI, so it runs only where the base MPI runs at MPI_THREAD_MULTIPLE: by default
 // where the program asked for that level (mpi4py, Horovod and PyTorch do). MCRPMPI_PROGRESS_THREAD=1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares the MPI libraries of the ABI matrix (ctest -L abi; README, "MPI libraries (ABI)"): for each
+# Prepares the MPI libraries of the ABI matrix (ctest -L abi; docs/python-and-abi.md, "MPI libraries (ABI)"): for each
 # pip-installed MPICH-ABI MPI a venv with that MPI's wheel, the mpi4py wheel and NumPy, and a shim
 # directory that lets the test programs (linked against Debian's libmpich.so.12) run on it.
 #
@@ -31,13 +31,13 @@ wheel_spec() {
   esac
 }
 
-# Environment every rank of that MPI gets (written to env.sh; see README for why).
+# Environment every rank of that MPI gets (written to env.sh; docs/python-and-abi.md says why).
 rank_environment() {
   case "$1" in
     # Intel MPI on one node of a container: shared memory only (no network provider to probe).
     # Its default MPI_Allgather algorithm on 2-rank communicators returns wrong data when the send
     # type is strided (MPI_Type_vector, count 1000; with or without the library): algorithm 1
-    # (recursive doubling) is correct, so the matrix uses it and README lists the defect.
+    # (recursive doubling) is correct, so the matrix uses it (docs/python-and-abi.md lists the defect).
     impi) echo "export I_MPI_FABRICS=shm I_MPI_ADJUST_ALLGATHER=1" ;;
   esac
 }

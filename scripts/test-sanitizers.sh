@@ -11,7 +11,7 @@
 # (tests/cuda_aware_base.cmake). Any sanitizer report fails
 # the run. scripts/test.sh runs it after the main suite (MCRPMPI_SANITIZER_TESTS=0 skips it). Left
 # out: Python tests (the interpreter is not instrumented, so the sanitizer runtime cannot come
-# first), GPU tests (compute-sanitizer is the tool there: README "Reliability"), and the
+# first), GPU tests (compute-sanitizer is the tool there: docs/reliability.md), and the
 # memory-flat test (ASan's quarantine grows RSS).
 # Then a ThreadSanitizer build ($MCRPMPI_TSAN_BUILD_DIR, default build-tsan/) runs the threaded tests.
 # Usage: scripts/test-sanitizers.sh [extra ctest arguments] | --check-names [BUILD]

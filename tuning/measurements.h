@@ -23,7 +23,7 @@ struct Measurement {
   int iterations = 0;
 };
 
-// How a device-only communicator moves a payload (README, "Device-only communicators").
+// How a device-only communicator moves a payload (docs/point-to-point.md, "Device-only communicators").
 enum class P2pProtocol : std::uint8_t { inline_payload, rendezvous };
 const char* protocol_name(P2pProtocol protocol);  // "inline", "rendezvous"
 

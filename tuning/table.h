@@ -25,7 +25,7 @@ struct Rules {
   std::vector<Range> ranges;  // sorted, contiguous, covering [0, kUnknownSize)
 };
 
-// The staged path's pipeline chunk (README, "The staged path"): big enough that the per-chunk cost
+// The staged path's pipeline chunk (docs/collectives.md, "The staged path"): big enough that the per-chunk cost
 // (a copy call, an event and a base-MPI call, ~10-20 us on a GPU) is small next to the chunk's copy
 // time, small enough that copies and the host collective overlap from a few MiB on.
 inline constexpr std::uint64_t kDefaultStagedChunkBytes = 1 << 20;
@@ -35,7 +35,7 @@ inline constexpr std::uint64_t kMaxStagedChunkBytes = std::uint64_t{1} << 62;
 // A collective without a chunk of its own (Table::own_staged_chunk) takes staged_chunk_bytes.
 inline constexpr std::uint64_t kNoOwnChunk = ~std::uint64_t{0};
 
-// Device-only point-to-point (README, "Device-only communicators"): payloads up to this size travel
+// Device-only point-to-point (docs/point-to-point.md, "Device-only communicators"): payloads up to this size travel
 // inside the matching header. Every rank must use the same value, since a receive is posted for the
 // largest header a sender may send; it therefore lives in the table that rank 0 shares at MPI_Init.
 inline constexpr std::uint64_t kDefaultP2pEagerLimitBytes = 64 << 10;

@@ -1,4 +1,4 @@
-// The staged-chunk part of mcrpmpi-tune (the table's staged_chunk_bytes; README, "Tuning"). It runs
+// The staged-chunk part of mcrpmpi-tune (the table's staged_chunk_bytes; docs/tuning.md). It runs
 // before the collectives, whose staged path is then timed with the chunk the table will carry.
 //
 // What it times: each collective of -c whose staged path is pipelined (allreduce, reduce, bcast,

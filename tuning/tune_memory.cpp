@@ -40,7 +40,7 @@ void warn_if_sharing_without_mps(int node_ranks, int local_rank, int gpus) {
   std::fprintf(stderr,
                "mcrpmpi-tune: warning: %d ranks share %d GPU(s) on this node without the CUDA MPS daemon; their "
                "GPU work is time-sliced and small calls measure milliseconds. Run it as scripts/with-mps -- "
-               "mpiexec ... mcrpmpi-tune (README, \"Tuning\").\n",
+               "mpiexec ... mcrpmpi-tune (docs/tuning.md).\n",
                node_ranks, gpus);
 }
 

@@ -1,4 +1,4 @@
-// The point-to-point half of mcrpmpi-tune: the eager limit of device-only communicators (README,
+// The point-to-point half of mcrpmpi-tune: the eager limit of device-only communicators (docs/point-to-point.md,
 // "Device-only communicators"). World ranks 0 and 1 ping-pong device buffers on two communicators of
 // theirs asserted device-only (mpi_assert_memory_alloc_kinds = cuda:device), one made with every
 // measured payload inline and one with every payload by rendezvous (the library's

@@ -1,5 +1,5 @@
-// The tuning file: a versioned, human-editable JSON document of thresholds (format in README
-// "Tuning files"). Parsing never throws and never half-succeeds: it yields a whole table or one
+// The tuning file: a versioned, human-editable JSON document of thresholds (format in
+// docs/tuning.md). Parsing never throws and never half-succeeds: it yields a whole table or one
 // message naming the line:column (syntax) or the JSON path (meaning) of the first problem.
 #pragma once
 #include <optional>

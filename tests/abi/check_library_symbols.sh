@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# check_library_symbols.sh LIBRARY: libmcrpmpi.so binds its MPI at run time (README, "MPI libraries
-# (ABI)"), so it must not name one: no MPI library in DT_NEEDED, no undefined MPI symbol (each would
+# check_library_symbols.sh LIBRARY: libmcrpmpi.so binds its MPI at run time (docs/python-and-abi.md,
+# "MPI libraries (ABI)"), so it must not name one: no MPI library in DT_NEEDED, no undefined MPI symbol (each would
 # be resolved in the global scope, where mpi4py's privately opened MPI is not), and none of the
 # symbols mpi4py probes to decide that an MPI is already loaded (MPI_Get_version) among its exports.
 set -uo pipefail

@@ -2,7 +2,7 @@
 # run_on_mpi.sh MATRIX MPI LIBRARY MODE NP [--python] [--env VAR=VALUE]... -- PROGRAM [ARGS...]
 #
 # Runs PROGRAM on NP ranks of one MPI of the ABI matrix, with that MPI's own launcher, and checks
-# that libmcrpmpi.so bound that MPI (README, "MPI libraries (ABI)").
+# that libmcrpmpi.so bound that MPI (docs/python-and-abi.md, "MPI libraries (ABI)").
 #   MATRIX  the directory made by scripts/setup-abi-matrix.sh (build/abi-matrix)
 #   MPI     debian (the system MPICH and its mpiexec), mpich or impi (the pip wheels)
 #   MODE    preload: LIBRARY is preloaded into the ranks; linked: PROGRAM links it itself;

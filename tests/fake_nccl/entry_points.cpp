@@ -119,7 +119,7 @@ Work opening_streams(Work work) {
 
 // MCRPMPI_FAKE_NCCL_SETUP_WAITS=1: the setup call first waits for the work in flight, as NCCL's may
 // at its page-locked allocation (device_model.h, wait_for_earlier_work), on blocking and nonblocking
-// communicators alike. Off by default: on the H200 cudaMallocHost did not wait (README, "Streams").
+// communicators alike. Off by default: on the H200 cudaMallocHost did not wait (docs/routing.md, "Streams").
 bool setup_waits_for_work() {
   static const bool on = [] {
     const char* value = std::getenv("MCRPMPI_FAKE_NCCL_SETUP_WAITS");

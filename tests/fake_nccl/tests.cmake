@@ -128,7 +128,7 @@ mcrpmpi_add_fake_nccl_test(coll_random.threads RANKS 3 TIMEOUT 120
 # (--fresh-comms): a new NCCL communicator at each one's first device collective, the old ones
 # retired and torn down while the next are set up, and handles the base MPI hands out again. Runs by
 # hand without the idle-yield shim killed 2 of 133 on 4 ranks at 150 s, none since; perhaps slow
-# spells of unyielding ranks (README, "Reliability"): not settled.
+# spells of unyielding ranks (docs/reliability.md): not settled.
 mcrpmpi_add_fake_nccl_test(coll_random.fresh_comms NBCOMM RANKS 3 4 TIMEOUT 120 ENV MCRPMPI_POLLING_COLLECTIVES=1
                            COMMAND $<TARGET_FILE:test_coll_random_linked> --space fake-device --fresh-comms)
 mcrpmpi_add_fake_nccl_test(coll_random.fresh_comms.threads NBCOMM RANKS 3 TIMEOUT 120

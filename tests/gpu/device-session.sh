@@ -11,7 +11,7 @@
 # PARTs: measure-figures.sh's (default: profile kinds host collectives-np2 p2p: the short decisive ones
 # first, so that a part cut by FIG_BUDGET, 290 s, is the last and longest, its log kept to the cut).
 # FIG_OPTIONS: measure-figures.sh's options (default --short); `--fake --quick` rehearses the whole
-# command on a CPU machine, where the GPU tests skip (README, "Status of GPU validation").
+# command on a CPU machine, where the GPU tests skip (docs/gpu-validation.md).
 set -uo pipefail
 out=${1:?usage: device-session.sh OUTDIR [SECONDS] [PART...]}
 end=${2:-565}

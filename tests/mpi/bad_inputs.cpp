@@ -63,7 +63,7 @@ Side buffer_side(Coll c) {
 }
 
 // MPICH 4.0.2's failures to report a collective mistake (found by running this test without the
-// library, one case at a time; see README "Base-MPI defects").
+// library, one case at a time; see docs/base-mpi-defects.md).
 const char* collective_base_defect(Coll c, Mistake m) {
   switch (m) {
     case Mistake::overflowing_count:

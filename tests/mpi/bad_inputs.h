@@ -1,7 +1,7 @@
 // The erroneous calls of test_bad_input: one mistake at a time, made alike by every rank, in a call
 // that is otherwise correct. Each case says which MPI error class the call must return and, where
 // Debian's MPICH 4.0.2 does not report the mistake itself (it crashes, aborts or returns success;
-// README "Base-MPI defects"), which defect that is: those cases are the library's alone (checked
+// docs/base-mpi-defects.md), which defect that is: those cases are the library's alone (checked
 // "beyond base", skipped without the library).
 #pragma once
 #include <mpi.h>

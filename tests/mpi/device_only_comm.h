@@ -1,6 +1,6 @@
 // A duplicate of a communicator carrying the MPI 4.1 assertion that its point-to-point buffers are
 // device memory (mpi_assert_memory_alloc_kinds=cuda:device): the library's device-only protocol
-// (README, "Device-only communicators") runs on it. Collective over `comm`; the caller frees it.
+// (docs/point-to-point.md, "Device-only communicators") runs on it. Collective over `comm`; the caller frees it.
 #pragma once
 #include <mpi.h>
 

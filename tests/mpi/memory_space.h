@@ -39,7 +39,7 @@ class HostMemory final : public MemorySpace {
 // back only when this object goes, as PyTorch's and CuPy's caching allocators do. A threaded
 // program that frees device memory while its other threads communicate can hang on NCCL: the
 // free synchronizes the device and holds CUDA's lock until every kernel in flight ends, one of
-// them waiting for a peer whose own free blocks its matching launch (README, "Streams"). The
+// them waiting for a peer whose own free blocks its matching launch (docs/routing.md, "Streams"). The
 // fake device plays that with the fake NCCL. Threaded tests allocate through this instead.
 class CachingSpace final : public MemorySpace {
  public:

@@ -2,7 +2,7 @@
 # Runs the two random tests (test_p2p_random, test_coll_random) on a range of seeds, each seed in
 # every configuration below, the ranks given the idle-yield shim as ctest gives them, each run
 # killed after LIMIT seconds (default 300). A failing run's output is kept; the registered tests
-# use a few fixed seeds, and this covers the others (README, "Reliability").
+# use a few fixed seeds, and this covers the others (docs/reliability.md).
 # Usage: tests/mpi/random-sweep.sh BUILD_DIR FIRST_SEED LAST_SEED OUTDIR [NAME_REGEX]
 #   OUTDIR/runs: one line a run ("SEED CONFIG rc=N SECONDS s"); OUTDIR/fail.CONFIG.SEED.log.
 # Exits 1 when any run failed.

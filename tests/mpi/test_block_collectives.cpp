@@ -414,7 +414,7 @@ void run_case(const Env& e, Kind kind, const Topology& t, Form form, Counts coun
   if (form == Form::persistent && request != MPI_REQUEST_NULL) MPI_Request_free(&request);
 }
 
-// What MPICH 4.0.2 crashes on, on host buffers too (found with --trace, no library; README
+// What MPICH 4.0.2 crashes on, on host buffers too (found with --trace, no library; docs/base-mpi-defects.md
 // "Base-MPI defects"): those cases run with the library only (case_filter.h).
 constexpr const char* kInPlaceDefect = "MPICH 4.0.2 dereferences MPI_IN_PLACE in a neighborhood collective";
 constexpr const char* kNullArraysDefect = "MPICH 4.0.2 dereferences NULL counts, displacements or datatypes arrays";

@@ -1,5 +1,5 @@
-// MPI's progress rule on a communicator asserted device-only by the info key (README, "Device-only
-// communicators"): one rank of a pair starts a point-to-point operation and then blocks somewhere the
+// MPI's progress rule on a communicator asserted device-only by the info key (docs/point-to-point.md,
+// "Device-only communicators"): one rank of a pair starts a point-to-point operation and then blocks somewhere the
 // library's protocol cannot answer from (inside the base MPI, or computing outside MPI), while its
 // peer waits in the matching blocking call, which MPI says must complete. Until the library's helper
 // thread (runtime/progress_thread.h) both ranks hung: the peer waited for a clear-to-send or a

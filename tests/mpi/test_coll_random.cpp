@@ -194,7 +194,7 @@ struct Round {
   std::vector<Op> ops;  // the plan's order
 };
 
-// Plain MPICH 4.0.2 (README, "Base-MPI defects"), for the runs without the library, which check
+// Plain MPICH 4.0.2 (docs/base-mpi-defects.md), for the runs without the library, which check
 // the test's own premises: its persistent gather, allgather and scatter are wrong, its Allgatherv
 // on one rank ignores displs[0], its in-place reduce at a root other than 0 crashes, its in-place
 // reduce_scatter with large uneven blocks aborts, its MPI_Testall fails over a persistent

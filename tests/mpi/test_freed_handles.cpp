@@ -482,7 +482,7 @@ const Case kCases[] = {
     {"truncated", truncated_case},
 };
 
-// Base-MPI defects (README, "Base-MPI defects"): these cases run with the library only.
+// Base-MPI defects (docs/base-mpi-defects.md): these cases run with the library only.
 const char* base_defect(bool persistent, const std::string& name) {
   if (persistent && (name == "allgather" || name == "strided allgather")) {
     return "MPICH 4.0.2's MPI_Request_free of an MPI_Allgather_init request whose derived datatype was freed "

@@ -4,7 +4,7 @@
 // persistent ones started together), and a strided datatype whose gaps must stay untouched.
 //
 // MPICH 4.0.2 and both wheels of tests/abi deliver nothing from a nonblocking or persistent bcast
-// whose root is not rank 0 of its group (README "Base-MPI defects"); the library runs those itself
+// whose root is not rank 0 of its group (docs/base-mpi-defects.md); the library runs those itself
 // (collectives/intercomm_bcast.h). Without the library such cases are skipped where a probe shows
 // the defect, and with it they count as checks beyond the base MPI. Every value depends on the
 // root and the round, so a receive buffer (or a staging image the library reuses) left from an

@@ -84,9 +84,8 @@ void reduce_local(const Env& e) {
   MPI_Op_free(&user);
 }
 
-
-// What MPICH 4.0.2 gets wrong on host buffers (found with --trace, no library; README "Base-MPI
-// defects"): those cases run with the library only (case_filter.h).
+// What MPICH 4.0.2 gets wrong on host buffers (found with --trace, no library;
+// docs/base-mpi-defects.md): those cases run with the library only (case_filter.h).
 constexpr const char* kReduceLocalDefect = "MPICH 4.0.2 crashes on a negative count or a NULL buffer in MPI_Reduce_local";
 constexpr const char* kPackedBoundsDefect = "MPICH 4.0.2 packs and unpacks past the packed buffer's end";
 

@@ -14,7 +14,7 @@
 //   wait     MPI_Irecv, then MPI_Wait on it alone     / the same
 //   barrier  MPI_Barrier(MPI_COMM_WORLD)              / every rank joins it (--with-barrier only: it
 //            completes where the helper thread runs, MPI_THREAD_MULTIPLE or MCRPMPI_PROGRESS_THREAD=1,
-//            or under MCRPMPI_POLLING_COLLECTIVES=1; README "Nonblocking and persistent collectives")
+//            or under MCRPMPI_POLLING_COLLECTIVES=1; docs/collectives.md "Nonblocking and persistent collectives")
 //   dup      MPI_Comm_dup(MPI_COMM_WORLD)             / every rank makes it (--with-barrier only, as the
 //            barrier, and the two below: blocking collectives of the base MPI's)
 //   split    MPI_Comm_split(MPI_COMM_WORLD) by parity / the same

@@ -9,7 +9,8 @@
 //
 // Run with MCRPMPI_STAGED_CHUNK_BYTES=<bytes> on every rank and `--chunk <bytes>` (the same value):
 // sizes derive from it, and on device memory the test counts the chunks the library started
-// (mcrpmpi_staged_pipeline_chunks) and requires exactly the number the README's rule gives.
+// (mcrpmpi_staged_pipeline_chunks) and requires exactly the number the rule of docs/collectives.md
+// ("The staged path") gives.
 //   test_staged_pipeline --space fake-device --chunk 64
 #include <dlfcn.h>
 #include <mpi.h>
@@ -251,7 +252,7 @@ class Suite {
  private:
   std::vector<int> roots() const { return size_ > 1 ? std::vector<int>{0, size_ - 1} : std::vector<int>{0}; }
 
-  // The README's rule: chunks of max(setting / unit, ceil(units / 1024)) units, pipelined from two;
+  // The rule of docs/collectives.md: chunks of max(setting / unit, ceil(units / 1024)) units, pipelined from two;
   // a setting of 0 turns pipelining off.
   long long expected_chunks(long bytes, long unit) const { return expected_chunks(bytes, unit, chunk_bytes_); }
   long long expected_chunks(long bytes, long unit, long setting) const {

@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
       // ended, as an application with a caching allocator does. A cudaFree waits for every kernel
       // on the device, NCCL's of the other threads' communicators included, while holding the
       // context's lock: a thread that frees while another waits for a peer stuck the same way
-      // deadlocks both ranks, with raw NCCL as with the library (README, "Streams").
+      // deadlocks both ranks, with raw NCCL as with the library (docs/routing.md, "Streams").
       std::vector<std::unique_ptr<MixedCalls>> mixes;
       for (std::size_t t = 0; t < comms.size(); ++t) {
         mixes.push_back(std::make_unique<MixedCalls>(checkers[t], *space, comms[t], 1 << 16));

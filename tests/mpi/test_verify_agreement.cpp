@@ -14,7 +14,8 @@
 //     driver may round an allocation up): every rank fails with MPI_ERR_BUFFER, and nothing is
 //     written past the buffer (the ASan run of this program sees the fake device's heap blocks).
 // Each through every call form (blocking, nonblocking, persistent; int and _c). The communicator
-// stays usable afterwards. Without VERIFY these programs are erroneous and may hang (README).
+// stays usable afterwards. Without VERIFY these programs are erroneous and may hang (docs/routing.md,
+// "Ranks that disagree").
 // Point-to-point: a receive into and a send from an unmapped buffer (on MPI_COMM_WORLD), and
 // (device spaces) from a too-small device buffer (on MPI_COMM_WORLD, staged, and on a duplicate
 // asserted device-only, the protocol of p2p/engine.h), fail with MPI_ERR_BUFFER before anything is

@@ -179,8 +179,8 @@ def truncation_in_waitall(MPI, comm, be, check):
 def disconnect(MPI, be, check):
     """comm.Disconnect() (MPI 4.1, 12.10.4): a send freed while active finishes within it, and an
     inactive persistent request may stay on the communicator, to be freed afterwards. The persistent
-    part needs the library (MPICH 4.0.2 alone never returns from that disconnect: README "Base-MPI
-    defects"); so do host sends past the eager size, which MPICH 4.0.2's disconnect does not wait
+    part needs the library (MPICH 4.0.2 alone never returns from that disconnect: 
+    docs/base-mpi-defects.md); so do host sends past the eager size, which MPICH 4.0.2's disconnect does not wait
     for (sizes above 8 elements only on device arrays, which the library moves itself)."""
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
@@ -227,7 +227,7 @@ def blocked_elsewhere(MPI, be, check):
     """A rank that starts a send or a receive on a communicator asserted device-only (the info key,
     as mpi4py programs assert it: comm.Dup(info)) and then blocks in comm.Barrier() on COMM_WORLD,
     while its peer waits in Recv or Send: MPI says the peer's call completes. The library's helper
-    thread answers for the blocked rank (README, "Device-only communicators"; mpi4py asks for
+    thread answers for the blocked rank (docs/point-to-point.md, "Device-only communicators"; mpi4py asks for
     MPI_THREAD_MULTIPLE); before it both ranks hung. Device arrays with the library only."""
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()

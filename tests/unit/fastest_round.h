@@ -10,7 +10,7 @@ namespace mcrp_bench {
 // Mean nanoseconds per call of `call` over `calls` calls, the best of `rounds` rounds, after a warm-up
 // (first-touch costs such as TLS, /proc or a driver's lazy set-up are left out). `call` returns a
 // value that is kept, and is called through std::function, so that the compiler can neither drop
-// the work nor hoist it out of the loop (the figures the README quotes include that call).
+// the work nor hoist it out of the loop (the figures docs/performance.md quotes include that call).
 inline double nanoseconds_per_call(const std::function<bool()>& call, int calls = 1 << 18, int rounds = 9) {
   volatile bool sink = false;
   for (int i = 0; i < 1024; ++i) sink = call();
