@@ -48,7 +48,7 @@ bool needs_layout(const BlockCall& c) {
 // Whether the base MPI checks every argument the library checks, so that a call on host buffers may
 // go to it untouched. Debian's MPICH 4.0.2 crashes instead of reporting MPI_IN_PLACE in a
 // neighborhood collective, and NULL counts, displacements or datatypes arrays of the vector and w
-// forms (test_block_collectives --bad-input without the library; README "Base-MPI defects"); such
+// forms (test_block_collectives --bad-input without the library; docs/base-mpi-defects.md); such
 // calls are described first, on host buffers too, which refuses them or finds them valid (NULL
 // arrays of a rank without neighbors, MPI_Alltoallw's MPI_IN_PLACE). Pointer tests only.
 bool base_checks_everything(const BlockCall& c) {
@@ -74,9 +74,8 @@ Status check_arguments(const BlockCall& call) {
 }
 
 // Staged, blocking or started, once the sides are known to hold device memory.
-Status run_on_images(StagedSides sides, const BaseCall& base, Mode mode, MPI_Comm comm, const char* call,
+Status run_on_images(StagedSides sides, const BaseCall& base, Mode mode, MPI_Comm comm, const char* call, bool copy,
                      MPI_Request* request) {
-  const bool copy = !base_mpi_cuda_aware();
   const BuffersOnlyBase on_images(base);
   if (mode == Mode::nonblocking) return start_staged_sides(std::move(sides), on_images, copy, comm, call, request);
   return run_staged_sides(sides, on_images, copy);
@@ -111,13 +110,14 @@ Status verified(const StagedSides& sides, MPI_Comm comm, Status local) {
   if (!status.ok()) return fail(call.comm, mpi_name(call.kind), status, request);
   sides.device = device_of(sides);
   classifying.stop();
-  const Path path = sides.device < 0 ? Path::mpi : Path::staged;
+  const Path path = sides.device < 0 ? Path::mpi : base_mpi_device_path();
   if (profile::enabled()) stats::charge_profile(call.kind, path);
   int rc = MPI_SUCCESS;
   if (path == Path::mpi) {
     rc = call_base_unchanged(call, base, request);
   } else {
-    status = run_on_images(std::move(sides), base, mode, call.comm, nonblocking_mpi_name(call.kind), request);
+    status = run_on_images(std::move(sides), base, mode, call.comm, nonblocking_mpi_name(call.kind),
+                           path == Path::staged, request);
     if (!status.ok()) rc = fail(call.comm, mpi_name(call.kind), status, request);
   }
   // Bytes: what this rank's receive blocks hold, as the routed vector forms count.

@@ -89,7 +89,7 @@ bool has_checked_count(const Layout& layout) {
 
 // What the library rejects itself, from significant arguments only (collectives/layout.h), before
 // a call reaches a path. Host-buffer calls are the base MPI's to check, except for what MPICH 4.0.2
-// does not check and crashes or aborts on (README "Base-MPI defects"): negative counts, NULL
+// does not check and crashes or aborts on (docs/base-mpi-defects.md): negative counts, NULL
 // counts arrays, MPI_IN_PLACE where MPI forbids it, counts whose bytes overflow (large counts only:
 // that check needs datatype queries; an invalid datatype there stays the base MPI's to report).
 // Device buffers are checked fully before their pointers reach NCCL or staging.
@@ -155,8 +155,10 @@ Status run_path(Path path, const Prepared& p, const BaseCall& base, Mode mode, M
       return from_base(rc);
     }
     case Path::staged:
-      return nonblocking ? start_staged(p, base, !base_mpi_cuda_aware(), request)
-                         : run_staged(p, base, !base_mpi_cuda_aware());
+    case Path::direct: {
+      const bool copy = path == Path::staged;
+      return nonblocking ? start_staged(p, base, copy, request) : run_staged(p, base, copy);
+    }
     case Path::local_copy:
       MCRP_TRY(run_local_copy(p));
       return nonblocking ? start_completed(request) : Status();
@@ -205,6 +207,7 @@ int route_device_aware(const CollCall& call, const ArgumentMemory& arguments, co
     in.predefined_op_on_derived_type =
         is_reduction(call.kind) && is_builtin_handle(call.op) && !is_builtin_handle(call.recvtype);
     in.contiguous = p.send_type.contiguous() && p.recv_type.contiguous();
+    in.base_takes_device_memory = base_mpi_cuda_aware();
     in.agreed_bytes = agreed_or_unknown(p);
     // Only calls that can reach the tuning table pay for the (local, cached) lookup.
     if (size > 1 && !p.self.inter && !in.memory_disagrees && in.agreed_bytes != 0) {
@@ -306,7 +309,7 @@ int init_base_persistent(const BaseCall& init, const CollCall& call, MPI_Request
   return rc;
 }
 
-// MPICH 4.0.2 and Intel MPI 2021 get three persistent collectives wrong on any memory (README
+// MPICH 4.0.2 and Intel MPI 2021 get three persistent collectives wrong on any memory (docs/base-mpi-defects.md
 // "Base-MPI defects"): MPI_Gather_init leaves out the root's own block, MPI_Allgather_init and
 // MPI_Scatter_init deliver nothing from the second start, and MPI_Scatter_init on 3 or more ranks
 // aborts in MPI_Wait. Their nonblocking forms are right, so the library owns these requests on host

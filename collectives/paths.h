@@ -17,9 +17,14 @@ enum class Path : std::uint8_t {
   staged,      // device buffers through pinned host copies and the base MPI
   nccl,        // device buffers on NCCL
   local_copy,  // one-rank communicator: a device copy, no NCCL communicator
+  direct,      // device buffers to a CUDA-aware base MPI as they are: what `staged` becomes there
 };
-inline constexpr int kPathCount = 4;
+inline constexpr int kPathCount = 5;
 const char* path_name(Path path);
+
+// Where device buffers go that only the base MPI can handle: `direct` when it is CUDA-aware (it
+// then reads them itself, once prior device work is done), else `staged`.
+Path base_mpi_device_path();
 
 // Everything the device paths need about one call, computed once by the router.
 struct Prepared {

@@ -1,5 +1,7 @@
 #include "collectives/route.h"
 
+#include "runtime/base_mpi.h"
+
 namespace mcrp {
 
 const char* path_name(Path path) {
@@ -8,11 +10,16 @@ const char* path_name(Path path) {
     case Path::staged: return "staged";
     case Path::nccl: return "nccl";
     case Path::local_copy: return "local_copy";
+    case Path::direct: return "direct";
   }
   return "?";
 }
 
-Route choose_route(const RouteInput& in) {
+Path base_mpi_device_path() { return base_mpi_cuda_aware() ? Path::direct : Path::staged; }
+
+namespace {
+
+Route choose_for_base_without_cuda(const RouteInput& in) {
   Route r;
   auto pick = [&r](Path path, const char* reason) {
     r.path = path;
@@ -46,6 +53,14 @@ Route choose_route(const RouteInput& in) {
   r.query = tuning::Query{in.kind, in.agreed_bytes, in.comm_size, in.topology};
   r.decision = tuning::decide(r.query);
   return pick(r.decision.backend == tuning::Backend::nccl ? Path::nccl : Path::staged, tuning::source_name(r.decision.source));
+}
+
+}  // namespace
+
+Route choose_route(const RouteInput& in) {
+  Route route = choose_for_base_without_cuda(in);
+  if (route.path == Path::staged && in.base_takes_device_memory) route.path = Path::direct;
+  return route;
 }
 
 }  // namespace mcrp

@@ -21,6 +21,7 @@ struct RouteInput {
   std::uint64_t agreed_bytes = 0; // tuning::kUnknownSize when ranks need not agree on one
   tuning::Topology topology = tuning::Topology::any;
   bool nccl_everywhere = true;    // every rank can load NCCL and has a device (tuning/world_map.h)
+  bool base_takes_device_memory = false;  // the base MPI is CUDA-aware: `staged` becomes `direct`
 };
 
 struct Route {

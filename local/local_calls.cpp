@@ -25,18 +25,23 @@ bool host_call(const void* in, const void* out, MPI_Datatype datatype) {
 }
 
 // MCRPMPI_PROFILE's rows (runtime/profile.h): one per call and path (mpi: host buffers, the base
-// MPI's call as it is; staged).
+// MPI's call as it is; staged; direct: device buffers to a CUDA-aware base MPI as they are).
 enum class LocalRow : int { reduce_local, pack, unpack, pack_external, unpack_external };
 constexpr const char* kRowNames[] = {"MPI_Reduce_local", "MPI_Pack", "MPI_Unpack", "MPI_Pack_external",
                                      "MPI_Unpack_external"};
 constexpr int kRows = static_cast<int>(sizeof kRowNames / sizeof kRowNames[0]);
+constexpr const char* kPathNames[] = {"mpi", "staged", "direct"};
+constexpr int kPaths = static_cast<int>(sizeof kPathNames / sizeof kPathNames[0]);
 
 void name_row(int row, const char** operation, const char** path) {
-  *operation = kRowNames[row / 2];
-  *path = row % 2 == 0 ? "mpi" : "staged";
+  *operation = kRowNames[row / kPaths];
+  *path = kPathNames[row % kPaths];
 }
 
-profile::RowBlock g_rows(kRows * 2, name_row);
+constexpr int kCells = kRows * kPaths;
+profile::RowBlock g_rows(kCells, name_row);
+
+int path_column(int device, bool copy) { return device < 0 ? 0 : copy ? 1 : 2; }
 
 LocalRow pack_row(const PackContext& where) {
   return where.datarep != nullptr ? LocalRow::pack_external : LocalRow::pack;
@@ -124,9 +129,10 @@ int run_sides(const char* name, MPI_Comm comm, LocalRow row, Status status, Stag
   if (status.ok() && config().verify) status = check_buffer_memory(sides);
   if (status.ok()) {
     sides.device = device_of(sides);
-    if (profile::enabled()) profile::charge(g_rows, static_cast<int>(row) * 2 + (sides.device < 0 ? 0 : 1));
+    const bool copy = !base_mpi_cuda_aware();
+    if (profile::enabled()) profile::charge(g_rows, static_cast<int>(row) * kPaths + path_column(sides.device, copy));
     if (sides.device < 0) return unchanged();
-    status = run_staged_sides(sides, BuffersOnlyBase(base), !base_mpi_cuda_aware());
+    status = run_staged_sides(sides, BuffersOnlyBase(base), copy);
   }
   return status.ok() ? MPI_SUCCESS : raise_error(comm, name, 0, status);
 }

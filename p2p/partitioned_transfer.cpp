@@ -86,7 +86,10 @@ PartitionedTransfer::~PartitionedTransfer() {
 
 Status PartitionedTransfer::create() {
   if (!staged_) return from_base(base_partitioned_init(call_, &base_));
-  MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, whole_.bytes(), image_));
+  {
+    profile::StepTimer staging(profile::Step::queue);  // as the other staged paths' images are
+    MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, whole_.bytes(), image_));
+  }
   PartitionedCall on_image = call_;
   on_image.buf = image_.data() - whole_.lo;
   return from_base(base_partitioned_init(on_image, &base_));

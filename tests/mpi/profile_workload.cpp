@@ -1,7 +1,8 @@
 // A fixed mix of calls for the MCRPMPI_PROFILE and MCRPMPI_STATS tests (tests/mpi/check_profile.py):
 // collectives (MPI_Alltoallw and a neighborhood collective among them), local calls (MPI_Pack,
 // MPI_Unpack, MPI_Reduce_local), point-to-point and partitioned point-to-point on fake device buffers
-// (staged path, one-rank copy) and on host buffers (base MPI), blocking and nonblocking. Rank 0 prints on stdout the
+// (staged path, or `direct` on a CUDA-aware base; one-rank copy) and on host buffers (base MPI), blocking and
+// nonblocking. Rank 0 prints on stdout the
 // rows the profile must show, computed from the loop counts here ("expect <operation> <form> <path> <calls summed over
 // ranks>"), and the statistics' rows ("expect-stats <collective> <path> <calls> <bytes>"); the checker compares them
 // with the reports the library prints at MPI_Finalize. The program makes no other MPI call that the library routes, so
@@ -205,19 +206,21 @@ int partitioned(int rank, int size) {
 }
 
 void print_expected(int size, int parrived_polls) {
+  // A CUDA-aware base MPI gets device buffers as they are where they would be staged.
+  const char* device_base = mcrp_test::base_takes_device_buffers() ? "direct" : "staged";
   if (size == 1) {  // WORLD is a one-rank communicator too
     std::printf("expect MPI_Allreduce blocking local_copy %d\n", kDeviceAllreduces + kSelfAllreduces);
     std::printf("expect MPI_Allreduce start local_copy %d\n", kDeviceIallreduces);
   } else {
-    std::printf("expect MPI_Allreduce blocking staged %d\n", kDeviceAllreduces * size);
-    std::printf("expect MPI_Allreduce start staged %d\n", kDeviceIallreduces * size);
+    std::printf("expect MPI_Allreduce blocking %s %d\n", device_base, kDeviceAllreduces * size);
+    std::printf("expect MPI_Allreduce start %s %d\n", device_base, kDeviceIallreduces * size);
     std::printf("expect MPI_Allreduce blocking local_copy %d\n", kSelfAllreduces * size);
   }
   std::printf("expect MPI_Bcast blocking mpi %d\n", kHostBcasts * size);
-  std::printf("expect MPI_Alltoallw blocking staged %d\n", kDeviceAlltoallws * size);
+  std::printf("expect MPI_Alltoallw blocking %s %d\n", device_base, kDeviceAlltoallws * size);
   std::printf("expect MPI_Neighbor_alltoall start mpi %d\n", kHostNeighborAlltoalls * size);
-  std::printf("expect MPI_Pack blocking staged %d\n", kDevicePacks * size);
-  std::printf("expect MPI_Unpack blocking staged %d\n", kDevicePacks * size);
+  std::printf("expect MPI_Pack blocking %s %d\n", device_base, kDevicePacks * size);
+  std::printf("expect MPI_Unpack blocking %s %d\n", device_base, kDevicePacks * size);
   std::printf("expect MPI_Reduce_local blocking mpi %d\n", kHostReduceLocals * size);
   // MCRPMPI_STATS's rows (collectives only, forms together): calls and bytes summed over ranks,
   // bytes being each call's message size per rank (what a rank receives, for MPI_Alltoallw and
@@ -229,32 +232,29 @@ void print_expected(int size, int parrived_polls) {
   if (size == 1) {
     stats_row("MPI_Allreduce", "local_copy", kDeviceAllreduces + kSelfAllreduces + kDeviceIallreduces, floats);
   } else {
-    stats_row("MPI_Allreduce", "staged", (kDeviceAllreduces + kDeviceIallreduces) * size, floats);
+    stats_row("MPI_Allreduce", device_base, (kDeviceAllreduces + kDeviceIallreduces) * size, floats);
     stats_row("MPI_Allreduce", "local_copy", kSelfAllreduces * size, floats);
   }
   stats_row("MPI_Bcast", "mpi", kHostBcasts * size, floats);
-  stats_row("MPI_Alltoallw", "staged", kDeviceAlltoallws * size, size * static_cast<int>(sizeof(int)));
+  stats_row("MPI_Alltoallw", device_base, kDeviceAlltoallws * size, size * static_cast<int>(sizeof(int)));
   stats_row("MPI_Neighbor_alltoall", "mpi", kHostNeighborAlltoalls * size, kRingNeighbors * static_cast<int>(sizeof(int)));
   if (size > 1) {
-    // A CUDA-aware base MPI gets device point-to-point buffers as they are (the collectives' row
-    // keeps its name: their staged path only orders then).
-    const char* device_p2p = mcrp_test::base_takes_device_buffers() ? "direct" : "staged";
-    std::printf("expect MPI_Send blocking %s %d\n", device_p2p, kDeviceMessages);
-    std::printf("expect MPI_Recv blocking %s %d\n", device_p2p, kDeviceMessages);
+    std::printf("expect MPI_Send blocking %s %d\n", device_base, kDeviceMessages);
+    std::printf("expect MPI_Recv blocking %s %d\n", device_base, kDeviceMessages);
     std::printf("expect MPI_Send blocking mpi %d\n", kHostMessages);
     std::printf("expect MPI_Recv blocking mpi %d\n", kHostMessages);
     // Partitioned rows: the init calls' `start` form is the request's MPI_Start (a host request's
     // MPI_Start is the base MPI's own, untimed).
     for (const char* init : {"MPI_Psend_init", "MPI_Precv_init"}) {
-      std::printf("expect %s blocking %s 1\n", init, device_p2p);
-      std::printf("expect %s start %s %d\n", init, device_p2p, kPartitionedRounds);
+      std::printf("expect %s blocking %s 1\n", init, device_base);
+      std::printf("expect %s start %s %d\n", init, device_base, kPartitionedRounds);
       std::printf("expect %s blocking mpi 1\n", init);
     }
     for (const char* ready : {"MPI_Pready", "MPI_Pready_range", "MPI_Pready_list"}) {
-      std::printf("expect %s blocking %s %d\n", ready, device_p2p, kPartitionedRounds);
+      std::printf("expect %s blocking %s %d\n", ready, device_base, kPartitionedRounds);
     }
     std::printf("expect MPI_Pready_range blocking mpi 1\n");
-    std::printf("expect MPI_Parrived blocking %s %d\n", device_p2p, parrived_polls);
+    std::printf("expect MPI_Parrived blocking %s %d\n", device_base, parrived_polls);
   }
   std::fflush(stdout);
 }

@@ -123,6 +123,29 @@ TEST_F(RouteTest, EnvironmentOverrideForcesThePath) {
   unsetenv("MCRPMPI_ALLREDUCE");
 }
 
+TEST_F(RouteTest, CudaAwareBaseTakesWhatWouldBeStaged) {
+  // Every rule that stages hands the buffers to a CUDA-aware base MPI instead; the others hold.
+  RouteInput scan = device_call(CollKind::scan);
+  scan.base_takes_device_memory = true;
+  EXPECT_EQ(choose_route(scan).path, Path::direct);
+  RouteInput untyped = device_call(CollKind::allreduce);
+  untyped.nccl_reducible = false;
+  untyped.base_takes_device_memory = true;
+  const Route r = choose_route(untyped);
+  EXPECT_EQ(r.path, Path::direct);
+  EXPECT_STREQ(r.reason, "datatype or op has no NCCL equivalent");
+  RouteInput nccl = device_call(CollKind::allreduce);
+  nccl.base_takes_device_memory = true;
+  EXPECT_EQ(choose_route(nccl).path, Path::nccl);
+  RouteInput host = nccl;
+  host.device_memory = false;
+  EXPECT_EQ(choose_route(host).path, Path::mpi);
+  RouteInput one_rank = device_call(CollKind::allreduce, 1);
+  one_rank.base_takes_device_memory = true;
+  EXPECT_EQ(choose_route(one_rank).path, Path::local_copy);
+  EXPECT_STREQ(path_name(Path::direct), "direct");
+}
+
 TEST_F(RouteTest, SamePathForEveryRankGivenAgreedInputs) {
   // Rooted collectives: the root and the others compute the same agreed size, so the same path,
   // whatever their local argument shapes.
