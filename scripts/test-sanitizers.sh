@@ -51,7 +51,8 @@ tsan_tests=(
   'request_reuse\.fake_device\.np1' 'p2p_random\.fake_device\.asserted_comm\.threads\.np3'
   'fake_nccl\.coll_random\.threads\.np3' 'fake_nccl\.owed_progress\.multiple\.np2'
   'fake_nccl\.timeout_report\.stuck\.np2' 'partitioned\.async_device\.np2'
-  'cuda_aware_base\.p2p_random\.threads\.sync\.np2'
+  'cuda_aware_base\.p2p_random\.threads\.sync\.np2' 'fake_nccl\.coll_random\.fresh_comms\.threads\.np3'
+  'fake_nccl\.coll_random\.helper\.np3' 'fake_nccl\.p2p_random\.asserted_comm\.threads\.np3'
 )
 # Prints the ctest regex of the patterns given; fails naming each pattern that matches no test of
 # the build directory it runs in. An alternation counts as one pattern: each of its names must exist.
@@ -149,7 +150,10 @@ ctest --output-on-failure --no-tests=error -j "$(nproc)" --timeout 600 -R "$test
 # three threads a rank of random collectives through the fake NCCL, and the helper thread advancing a
 # fresh communicator's NCCL setup for a rank blocked in host calls (both since 2026-11-29); partitions
 # of one request readied by a thread each, with asynchronous fake copies (since 2026-11-30); three
-# threads a rank of random traffic handed to a (fake) CUDA-aware base MPI (since 2026-12-01).
+# threads a rank of random traffic handed to a (fake) CUDA-aware base MPI (since 2026-12-01); and
+# (since the afternoon of 2026-12-01) three threads a rank of random collectives on communicators
+# made and freed every round, each with its NCCL setup, the helper thread advancing random
+# collectives, and three threads a rank of random device-only traffic on the fake NCCL's channel.
 # MPICH is not instrumented; UCX's memory hooks are turned off because they break TSan's interceptors (a crash at MPI_Init).
 tsan_build=${MCRPMPI_TSAN_BUILD_DIR:-$root/build-tsan}
 build_sanitized "$tsan_build" thread mcrpmpi test_thread_stress test_p2p_linked mcrpmpi_fake_nccl \
