@@ -103,6 +103,10 @@ std::unique_ptr<MemorySpace> make_memory_space(const std::string& name, MPI_Comm
   return space;
 }
 
+std::unique_ptr<MemorySpace> space_option(int argc, char** argv, const char* fallback) {
+  return make_memory_space(option(argc, argv, "--space", fallback), MPI_COMM_WORLD);
+}
+
 std::unique_ptr<MemorySpace> space_from_arguments(int argc, char** argv) {
   const char* chosen = "device";
   int flags = 0;

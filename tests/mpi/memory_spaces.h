@@ -23,6 +23,9 @@ constexpr int kSkipExitCode = 77;  // ctest reports it as skipped
 // has then printed "SKIPPED: <why>" and the caller exits with kSkipExitCode after MPI_Finalize.
 std::unique_ptr<MemorySpace> make_memory_space(const std::string& name, MPI_Comm comm);
 
+// make_memory_space on MPI_COMM_WORLD for the space `--space <name>` names, else `fallback`.
+std::unique_ptr<MemorySpace> space_option(int argc, char** argv, const char* fallback);
+
 // For the device-buffer programs (tests/gpu) that take a flag instead of `--space <name>`: `--host`,
 // `--fake-device`, `--fake-device-legacy` or `--device-legacy` anywhere among the arguments, else
 // CUDA device memory;

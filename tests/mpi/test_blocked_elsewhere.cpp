@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int exit_code = kSkipExitCode;
   {
-    const std::unique_ptr<MemorySpace> space = make_memory_space(option(argc, argv, "--space", "fake-device"), MPI_COMM_WORLD);
+    const std::unique_ptr<MemorySpace> space = space_option(argc, argv, "fake-device");
     if (space) {
       Checker checker;
       int queried = -1;

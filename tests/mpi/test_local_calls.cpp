@@ -351,7 +351,7 @@ int main(int argc, char** argv) {
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::unique_ptr<MemorySpace> space = make_memory_space(option(argc, argv, "--space", "host"), MPI_COMM_WORLD);
+  std::unique_ptr<MemorySpace> space = space_option(argc, argv, "host");
   if (!space) {
     MPI_Finalize();
     return kSkipExitCode;

@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   const int warmup_rounds = std::atoi(option(argc, argv, "--warmup-rounds", "1024").c_str());
   int exit_code = kSkipExitCode;
   {
-    std::unique_ptr<MemorySpace> space = make_memory_space(option(argc, argv, "--space", "host"), MPI_COMM_WORLD);
+    std::unique_ptr<MemorySpace> space = space_option(argc, argv, "host");
     if (space) {
       int rank = 0;
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
   const int rank = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
   int exit_code = kSkipExitCode;
   {
-    std::unique_ptr<MemorySpace> space = make_memory_space(option(argc, argv, "--space", "fake-device"), MPI_COMM_WORLD);
+    std::unique_ptr<MemorySpace> space = space_option(argc, argv, "fake-device");
     if (size < 2) {
       if (rank == 0) std::printf("SKIP: needs 2 ranks or more\n");
     } else if (multiple && provided < MPI_THREAD_MULTIPLE) {

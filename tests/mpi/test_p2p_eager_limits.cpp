@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int exit_code = kSkipExitCode;
   {
-    std::unique_ptr<MemorySpace> space = make_memory_space(option(argc, argv, "--space", "fake-device"), MPI_COMM_WORLD);
+    std::unique_ptr<MemorySpace> space = space_option(argc, argv, "fake-device");
     if (space) {
       Checker checker;
       int rank = 0, size = 0;

@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int exit_code = kSkipExitCode;
   {
-    const std::unique_ptr<MemorySpace> space = make_memory_space(option(argc, argv, "--space", "host"), MPI_COMM_WORLD);
+    const std::unique_ptr<MemorySpace> space = space_option(argc, argv, "host");
     if (provided < MPI_THREAD_MULTIPLE) {
       if (rank == 0) std::printf("SKIP: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
     } else if (space) {

@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
   const double stall_seconds = std::atof(option(argc, argv, "--stall-report", "60").c_str());
   int exit_code = kSkipExitCode;
   {
-    std::unique_ptr<MemorySpace> space = make_memory_space(option(argc, argv, "--space", "host"), MPI_COMM_WORLD);
+    std::unique_ptr<MemorySpace> space = space_option(argc, argv, "host");
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (space && provided < MPI_THREAD_MULTIPLE) {
