@@ -8,6 +8,7 @@
 #include "collectives/half_reduction.h"
 #include "collectives/kind.h"
 #include "runtime/base_request_op.h"
+#include "runtime/buffer.h"
 #include "runtime/errors.h"
 #include "runtime/guarded.h"
 #include "runtime/requests.h"
@@ -75,7 +76,7 @@ const void* copy_of(const void* buffer, MPI_Count count, MPI_Datatype type, std:
   PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
   const MPI_Count span = (count - 1) * extent + true_extent;
   storage.assign(static_cast<const char*>(buffer) + true_lb, static_cast<const char*>(buffer) + true_lb + span);
-  return storage.data() - true_lb;
+  return span_base(storage.data(), static_cast<std::ptrdiff_t>(true_lb));
 }
 
 // A nonblocking in-place reduce_scatter run on a copy of the contribution, which the base MPI may

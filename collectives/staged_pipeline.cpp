@@ -11,6 +11,7 @@
 #include "device/cuda_runtime.h"
 #include "device/handles.h"
 #include "device/ordered_streams.h"
+#include "runtime/buffer.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/packing.h"
@@ -109,12 +110,14 @@ Status pack_input(ChunkedSide& side, cudaStream_t stream, MpiProgress& mpi) {
                               "cudaMemcpyAsync (pipelined span to host)"));
   MCRP_TRY(device::wait_stream(stream, mpi));
   if (!side.copy_in) return {};
-  return pack_blocks(side.user, side.span_image.data() - side.span.lo, side.packed_rows.data(), packed_bytes, false);
+  return pack_blocks(side.user, span_base(side.span_image.data(), side.span.lo), side.packed_rows.data(), packed_bytes,
+                     false);
 }
 
 Status unpack_output(ChunkedSide& side, cudaStream_t stream) {
   const std::size_t packed_bytes = static_cast<std::size_t>(side.rows) * side.row_bytes;
-  MCRP_TRY(pack_blocks(side.user, side.span_image.data() - side.span.lo, side.packed_rows.data(), packed_bytes, true));
+  MCRP_TRY(pack_blocks(side.user, span_base(side.span_image.data(), side.span.lo), side.packed_rows.data(),
+                       packed_bytes, true));
   return device::copy_async(side.user.base + side.span.lo, side.span_image.data(), side.span.bytes(), stream,
                             "cudaMemcpyAsync (pipelined span to device)");
 }

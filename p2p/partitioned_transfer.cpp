@@ -91,7 +91,7 @@ Status PartitionedTransfer::create() {
     MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, whole_.bytes(), image_));
   }
   PartitionedCall on_image = call_;
-  on_image.buf = image_.data() - whole_.lo;
+  on_image.buf = span_base(image_.data(), whole_.lo);
   return from_base(base_partitioned_init(on_image, &base_));
 }
 

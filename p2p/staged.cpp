@@ -72,7 +72,7 @@ class StagedTransfer {
       std::memcpy(replace_copy_.data(), recv_.pinned.data(), recv_.span.bytes());
     }
     if (c.kind == P2PKind::sendrecv_replace && replace_copy_.data() != nullptr) {
-      outgoing = replace_copy_.data() - recv_.span.lo;
+      outgoing = span_base(replace_copy_.data(), recv_.span.lo);
     }
     MCRP_TRY(from_base(PMPI_Irecv_c(recv_argument(), c.recvcount, c.recvtype, c.source, c.recvtag, c.comm, &(*requests)[0])));
     return from_base(PMPI_Isend_c(outgoing, c.sendcount, c.sendtype, c.dest, c.sendtag, c.comm, &(*requests)[1]));

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "device/status.h"
@@ -65,6 +66,14 @@ struct Span {
   std::size_t bytes() const { return static_cast<std::size_t>(hi - lo); }
 };
 Span span_of(const BufferSide& side, const TypeInfo& type);
+
+// The base that a copy of a span starting at `span_start` stands for: span_start - lo, the address
+// MPI and the packing code add the blocks' offsets to. Computed on integers: it usually lies outside
+// the copy's allocation (before it, or past zero for a span far from its base), where pointer
+// arithmetic is undefined behaviour (UBSan's pointer-overflow check found it so, 2026-12-01).
+inline char* span_base(char* span_start, std::ptrdiff_t lo) {
+  return reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(span_start) - static_cast<std::uintptr_t>(lo));
+}
 
 // Where a significant side's memory kind is to be looked up. A predefined datatype's data starts at
 // the base's element, inside the base's allocation; a derived one may start anywhere: absolute

@@ -47,7 +47,7 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
     relocated_ = device >= 0 && span_.bytes() > 0 && (where.kind != device::MemoryKind::device || where.device != device);
     if (!relocated_) return {};
     MCRP_TRY(device::acquire(device::BufferKind::device, device, span_.bytes(), scratch_));
-    data = scratch_.data() - span_.lo;  // block offsets stay relative to the user's base
+    data = span_base(scratch_.data(), span_.lo);  // block offsets stay relative to the user's base
     // `stream` waits for its own device's default stream; a buffer on another GPU has that GPU's too.
     MCRP_TRY(device::order_after_memory_device(where, device, stream));
     if (!side.read && covers_span(side, type, span_)) return {};
@@ -73,7 +73,7 @@ Status DeviceView::prepare(const BufferSide& side, const TypeInfo& type, int dev
     MCRP_TRY(device::wait_stream(image_stream, progress));
   }
   if (!side.read) return {};  // an output-only side needs the image (for its holes), not packed input
-  MCRP_TRY(pack_blocks(side, host_span_.data() - span_.lo, host_packed_.data(), packed_offset, false));
+  MCRP_TRY(pack_blocks(side, span_base(host_span_.data(), span_.lo), host_packed_.data(), packed_offset, false));
   if (host_packed_.pageable()) {
     // A copy from pageable memory may wait for the work issued before it on its stream (CUDA
     // stages it through memory of its own), and on `stream` that is the NCCL work that needs the
@@ -101,7 +101,7 @@ Status DeviceView::finish(const BufferSide& side, cudaStream_t stream, device::P
   const std::size_t arrived = std::min(delivered, end());
   MCRP_TRY(device::copy_async(host_packed_.data(), scratch_.data(), arrived, stream, "cudaMemcpyAsync (unpack)"));
   MCRP_TRY(device::wait_stream(stream, progress));
-  MCRP_TRY(pack_blocks(side, host_span_.data() - span_.lo, host_packed_.data(), arrived, true));
+  MCRP_TRY(pack_blocks(side, span_base(host_span_.data(), span_.lo), host_packed_.data(), arrived, true));
   MCRP_TRY(device::copy_async(side.base + span_.lo, host_span_.data(), span_.bytes(), stream, "cudaMemcpyAsync (unpack)"));
   return device::wait_stream(stream, progress);
 }

@@ -22,7 +22,7 @@ Status stage_in(const BufferSide& side, const TypeInfo& type, cudaStream_t strea
   MCRP_TRY(device::order_after_memory_device(where, stream_device, stream));
   MCRP_TRY(device::acquire(device::BufferKind::pinned_host, -1, image->span.bytes(), image->pinned));
   image->staged = true;
-  image->base = image->pinned.data() - image->span.lo;
+  image->base = span_base(image->pinned.data(), image->span.lo);
   if (side.read || !covers_span(side, type, image->span)) {
     MCRP_TRY(device::copy_async(image->pinned.data(), device_start, image->span.bytes(), stream,
                                 "cudaMemcpyAsync (device to host)"));

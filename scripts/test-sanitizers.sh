@@ -6,7 +6,8 @@
 # too), the fake device's asynchronous copies and legacy-stream uploads (queued copies that outlive
 # a buffer would be reads or writes after free here), bad input, VERIFY agreement and memory checks, ignored
 # arguments, eight threads a rank, a Sessions-only program, an idle member of a device-only
-# communicator, handles and arrays freed while requests use them, the device-only assertion made
+# communicator, handles and arrays freed while requests use them, derived datatypes whose data lies
+# far from the buffer's base (a staged copy's base then lies outside any object), the device-only assertion made
 # from infos on ranks with and without CUDA, and the paths for a base MPI with CUDA support
 # (tests/cuda_aware_base.cmake). Any sanitizer report fails
 # the run. scripts/test.sh runs it after the main suite (MCRPMPI_SANITIZER_TESTS=0 skips it). Left
@@ -23,7 +24,7 @@ targets="mcrpmpi mcrpmpi_unit_tests mcrpmpi_pool_tests mcrpmpi_memory_check_test
          mcrpmpi_fake_nccl mcrpmpi_gpu_collectives test_stuck_peer test_sessions test_p2p_idle_member
          test_block_collectives_linked test_local_calls_linked test_attached_buffer_linked test_intercomm_bcast_linked
          test_nonblocking_gpu test_freed_handles_linked test_assertion_agreement test_p2p_random_linked
-         test_blocked_elsewhere_linked test_timeout_report test_partitioned_linked"
+         test_blocked_elsewhere_linked test_timeout_report test_partitioned_linked test_datatype_placement_linked"
 # The multi-rank runs, one pattern per test family (each anchored as ^mpi\.<pattern>$). Every pattern
 # must name a test of the build (check_named below): a renamed test must not leave the set unnoticed,
 # as the nonblocking-communicator runs did when `.inline.` became `.nbcomm.` (2026-11-27).
@@ -43,6 +44,7 @@ asan_tests=(
   'blocked_elsewhere\.fake_device\.raised_plain\.np3' 'fake_nccl\.blocked_elsewhere\.np3'
   'fake_nccl\.timeout_report\.(stuck|setup)\.np2' 'partitioned\.(fake_device\.np2|async_device\.np2)'
   'cuda_aware_base\.(p2p_asserted\.async\.np2|p2p_random\.threads\.sync\.np2|partitioned\.async\.np2)'
+  'derived_types\.placement\.fake_device\.(np[23]|pipelined\.np3|p2p_device_only\.np2)'
 )
 tsan_tests=(
   'thread_stress\.fake-device\.np2' 'thread_stress\.host\.np3' 'fake_nccl\.thread_stress\.np[23]' 'p2p\.asserted\.np2'
