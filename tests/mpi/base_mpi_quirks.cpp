@@ -46,6 +46,7 @@ BaseMpiQuirks BaseMpiQuirks::detect() {
   quirks.inplace_reduce_at_nonzero_root_crashes = mpich == 400 && !device_collectives_disabled();
   quirks.inplace_reduce_scatter_large_aborts = mpich == 400 || mpich == 500;
   quirks.reduction_datatype_null_aborts = mpich == 500;
+  quirks.narrow_neighbor_alltoallw_swaps_degrees = mpich == 400;
   quirks.single_rank_allgatherv_ignores_displs = probe_single_rank_allgatherv();
   return quirks;
 }

@@ -7,6 +7,10 @@
 //    assertion ("memcpy argument memory ranges overlap") and aborts, on 2 and 3 ranks.
 //  - MPI_Allgatherv on a 1-rank communicator, not in place, ignores displs[0] and writes at offset 0
 //    (the library places the block itself: collectives/base_call.cpp).
+//  - The int forms of MPI_Neighbor_alltoallw (blocking, nonblocking, persistent) copy the send
+//    counts by the in-degree and the receive counts by the out-degree, so where a rank's degrees
+//    differ its receive counts past the out-degree are whatever memory held (MPICH 4.0.0-4.0.2;
+//    docs/base-mpi-defects.md). The library calls the _c forms instead (collectives/widened_base.h).
 // The pip wheel of MPICH 5.0.2 (tests/abi) shares the reduce_scatter defect and adds one:
 //  - MPI_Allreduce with MPI_DATATYPE_NULL fails an internal assertion ("dt_ptr") and aborts instead
 //    of returning an error (MPI_Bcast with it, and the other bad arguments, do return errors).
@@ -21,6 +25,7 @@ struct BaseMpiQuirks {
   bool single_rank_allgatherv_ignores_displs = false;
   bool inplace_reduce_scatter_large_aborts = false;  // blocks of kLargeReduceScatterBlock elements
   bool reduction_datatype_null_aborts = false;
+  bool narrow_neighbor_alltoallw_swaps_degrees = false;
   // libmcrpmpi is loaded; it avoids the two crashes above itself (collectives/base_call.cpp), so
   // the tests run those cases as checks beyond the base MPI (check.h) instead of skipping them.
   bool library_present = false;
