@@ -50,14 +50,18 @@ class CaseFilter {
     return !filtered_ || regexec(&only_, name.c_str(), 0, nullptr, 0) == 0;
   }
 
+  // Whether a case the base MPI gets wrong (`base_defect`, or nullptr) is left out here: without the
+  // library, unless --run-base-defects. The skip is reported with the reason.
+  bool skips_base_defect(const char* base_defect) const {
+    if (base_defect == nullptr || library_ || run_base_defects_) return false;
+    checker_.skip("base MPI defect (library-only cases): " + std::string(base_defect));
+    return true;
+  }
+
   // Whether to run the case `name`: wanted, and not one the base MPI gets wrong (`base_defect`, or
   // nullptr) without the library, which is skipped with the reason. Traces the cases it runs.
   bool run(const std::string& name, const char* base_defect) {
-    if (!wanted(name)) return false;
-    if (base_defect != nullptr && !library_ && !run_base_defects_) {
-      checker_.skip("base MPI defect (library-only cases): " + std::string(base_defect));
-      return false;
-    }
+    if (!wanted(name) || skips_base_defect(base_defect)) return false;
     if (trace_) std::fprintf(stderr, "[rank %d] %s\n", rank_, name.c_str());
     return true;
   }

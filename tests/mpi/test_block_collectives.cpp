@@ -381,21 +381,19 @@ struct Env {
   int rank;
   MPI_Count scale;
   const BaseMpiQuirks& quirks;
-  bool run_base_defects;  // --run-base-defects (tests/mpi/case_filter.h)
+  CaseFilter& filter;  // which bad-input cases run, and base-MPI defects (tests/mpi/case_filter.h)
 };
 
 void run_case(const Env& e, Kind kind, const Topology& t, Form form, Counts counts) {
   // Where the base MPI reads the counts by the wrong degree, the case runs with the library only
   // (which calls the _c forms), as a check beyond the base MPI.
-  const bool base_defect = e.quirks.narrow_neighbor_alltoallw_swaps_degrees && kind == Kind::alltoallw &&
-                           counts == Counts::narrow && degrees_differ(t);
-  if (base_defect && !e.quirks.library_present && !e.run_base_defects) {
-    e.checker.skip(
-        "base MPI defect (library-only cases): MPICH 4.0.2's int forms of MPI_Neighbor_alltoallw read the counts "
-        "by the wrong degree where a rank's in- and out-degree differ");
-    return;
-  }
-  Checker::BeyondBase beyond(e.checker, base_defect);
+  const char* defect = e.quirks.narrow_neighbor_alltoallw_swaps_degrees && kind == Kind::alltoallw &&
+                               counts == Counts::narrow && degrees_differ(t)
+                           ? "MPICH 4.0.2's int forms of MPI_Neighbor_alltoallw read the counts by the wrong "
+                             "degree where a rank's in- and out-degree differ"
+                           : nullptr;
+  if (e.filter.skips_base_defect(defect)) return;
+  Checker::BeyondBase beyond(e.checker, defect != nullptr);
   const std::string what = std::string(kind_name(kind)) + (counts == Counts::wide ? "_c" : "") + " " +
                            form_name(form) + " on " + t.name + " scale " + std::to_string(e.scale);
   const bool in_place = kind == Kind::world_in_place;
@@ -446,12 +444,13 @@ constexpr const char* kNullArraysDefect = "MPICH 4.0.2 dereferences NULL counts,
 
 // Bad input on the space's buffers: an MPI error through MPI_ERRORS_RETURN, the receive buffer
 // untouched.
-void bad_input(const Env& e, CaseFilter& filter, const Topology& t) {
+void bad_input(const Env& e, const Topology& t) {
   MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
   const int degree = static_cast<int>(t.sources[e.rank].size());
   SpaceBuffer<int> send(e.space, std::vector<int>(64, 1)), recv(e.space, std::vector<int>(64, kSentinel));
   auto expect_class = [&](const char* what, int expected, const char* defect, const std::function<int()>& call) {
-    expect_error_case(filter, e.checker, std::string(what) + " on " + t.name, expected, defect, call, recv, kSentinel);
+    expect_error_case(e.filter, e.checker, std::string(what) + " on " + t.name, expected, defect, call, recv,
+                      kSentinel);
   };
   expect_class("Neighbor_alltoall negative count", MPI_ERR_COUNT, nullptr,
                [&] { return MPI_Neighbor_alltoall(send.data(), -1, MPI_INT, recv.data(), 1, MPI_INT, t.comm); });
@@ -561,12 +560,11 @@ const char* base_defect(Kind kind, Mistake mistake) {
 
 // Every mistake in every form of every kind on `t`: the class, no request left, the receive buffer
 // and the guard bytes around every buffer untouched; then a correct call still works.
-void mistakes(const Env& e, CaseFilter& filter, GuardedSpace& guarded, const Topology& t,
-              const std::vector<Kind>& kinds) {
+void mistakes(const Env& e, GuardedSpace& guarded, const Topology& t, const std::vector<Kind>& kinds) {
   MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
   MPI_Datatype uncommitted;
   MPI_Type_contiguous(1, MPI_INT, &uncommitted);
-  const Env on_guarded{e.checker, guarded, e.rank, e.scale, e.quirks, e.run_base_defects};
+  const Env on_guarded{e.checker, guarded, e.rank, e.scale, e.quirks, e.filter};
   for (Kind kind : kinds) {
     for (Mistake mistake : kMistakes) {
       for (Form form : {Form::blocking, Form::nonblocking, Form::persistent}) {
@@ -581,7 +579,7 @@ void mistakes(const Env& e, CaseFilter& filter, GuardedSpace& guarded, const Top
           const std::string name = std::string(kind_name(kind)) + (counts == Counts::wide ? "_c " : " ") +
                                    form_name(form) + " on " + t.name + ", " + mistake_name(mistake);
           const char* defect = base_defect(kind, mistake);
-          if (!filter.run(name, defect)) continue;
+          if (!e.filter.run(name, defect)) continue;
           Checker::BeyondBase beyond(e.checker, defect != nullptr);
           MPI_Request request = MPI_REQUEST_NULL;
           const int rc = invoke(call, form, counts, sendbuf, recvbuf, &request);
@@ -656,9 +654,8 @@ int main(int argc, char** argv) {
   HostMemory host;
   const bool host_here = flag(argc, argv, "--mixed") && rank % 2 == 1;
   const BaseMpiQuirks quirks = BaseMpiQuirks::detect();
-  const Env e{checker, host_here ? static_cast<MemorySpace&>(host) : *space,
-              rank,    scale,
-              quirks,  flag(argc, argv, "--run-base-defects")};
+  CaseFilter filter(checker, argc, argv);
+  const Env e{checker, host_here ? static_cast<MemorySpace&>(host) : *space, rank, scale, quirks, filter};
   std::vector<Topology> topologies = {dist_graph(rank, size), cart(size), graph(rank, size)};
   const Topology everyone = world(size);
   for (const Topology& t : topologies) {
@@ -674,18 +671,17 @@ int main(int argc, char** argv) {
     }
   }
   if (flag(argc, argv, "--bad-input")) {
-    CaseFilter filter(checker, argc, argv);
-    for (const Topology& t : topologies) bad_input(e, filter, t);
+    for (const Topology& t : topologies) bad_input(e, t);
     // The table needs a receive block on every rank (the graph has none on one rank).
     GuardedSpace guarded(e.space);
     for (const Topology& t : topologies) {
       const bool everyone_receives =
           std::all_of(t.sources.begin(), t.sources.end(), [](const std::vector<int>& s) { return !s.empty(); });
       if (everyone_receives) {
-        mistakes(e, filter, guarded, t, {Kind::allgather, Kind::allgatherv, Kind::alltoall, Kind::alltoallv, Kind::alltoallw});
+        mistakes(e, guarded, t, {Kind::allgather, Kind::allgatherv, Kind::alltoall, Kind::alltoallv, Kind::alltoallw});
       }
     }
-    mistakes(e, filter, guarded, everyone, {Kind::world_alltoallw});
+    mistakes(e, guarded, everyone, {Kind::world_alltoallw});
   }
   if (flag(argc, argv, "--verify")) {
     const std::string name = option(argc, argv, "--space", "host");
