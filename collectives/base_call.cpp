@@ -112,12 +112,27 @@ int start_copied_reduce_scatter(const BaseCall& base, const CollCall& call, MPI_
       fail);
 }
 
+// Valid arguments in place of those MPI leaves insignificant on the root's side of an
+// intercommunicator reduce (root_side_of_intercomm_reduce): a send buffer at MPI_ROOT when the
+// caller passed NULL, and on MPI_PROC_NULL ranks both buffers, the datatype and the op. The base
+// MPI neither reads nor writes the stand-in buffers there.
+void stand_in_on_root_side(const CollCall& call, const void** sendbuf, void** recvbuf, MPI_Datatype* type, MPI_Op* op) {
+  static const int unread = 0;
+  static int unwritten = 0;
+  if (*sendbuf == nullptr || call.root == MPI_PROC_NULL) *sendbuf = &unread;
+  if (call.root != MPI_PROC_NULL) return;
+  *recvbuf = &unwritten;
+  *type = MPI_INT;
+  *op = MPI_SUM;
+}
+
 // The calls base_call_may_adjust picks, out of line: the common call_base only forwards.
 [[gnu::noinline]] int call_base_adjusted(const BaseCall& base, const CollCall& call, const void* sendbuf,
                                          void* recvbuf, MPI_Request* request) {
   MPI_Datatype type = call.recvtype;  // the one datatype of reductions and bcast (describe::one_type)
   MPI_Op op = call.op;
   half_substitute(call.kind, call.recvtype, call.op, &type, &op);
+  if (root_side_of_intercomm_reduce(call)) stand_in_on_root_side(call, &sendbuf, &recvbuf, &type, &op);
   recvbuf = allgatherv_target(call, sendbuf, recvbuf);
   // A nonblocking bcast here is an fp16 one or one on an intercommunicator (base_call_may_adjust);
   // start_intercomm_bcast tells which itself, so the communicator is not asked twice.
@@ -157,7 +172,10 @@ int call_base_init(const BaseCall& init, const CollCall& call, MPI_Request* requ
   MPI_Datatype type = call.recvtype;
   MPI_Op op = call.op;
   half_substitute(call.kind, call.recvtype, call.op, &type, &op);
-  return init(call.sendbuf, call.recvbuf, request, type, op);
+  const void* sendbuf = call.sendbuf;
+  void* recvbuf = call.recvbuf;
+  if (root_side_of_intercomm_reduce(call)) stand_in_on_root_side(call, &sendbuf, &recvbuf, &type, &op);
+  return init(sendbuf, recvbuf, request, type, op);
 }
 
 }  // namespace mcrp

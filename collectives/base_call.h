@@ -92,17 +92,28 @@ class BuffersOnlyBase final : public StagedBase {
          call.rdispls[0] != 0;
 }
 
+// An intercommunicator reduce on a rank of the root's group: root MPI_ROOT, whose send side MPI
+// makes insignificant, or MPI_PROC_NULL, where only root and comm are. Base MPIs check them anyway:
+// MPICH 4.0 rejects a null sendbuf at MPI_ROOT (MPI_ERR_BUFFER), and on MPI_PROC_NULL ranks MPICH
+// 4.1.3 crashes on MPI_DATATYPE_NULL and MPICH 5.0.2 aborts on it with a count above 0
+// (docs/base-mpi-defects.md). MPI_ROOT and MPI_PROC_NULL are roots on intercommunicators only, so
+// no query is needed.
+[[gnu::always_inline]] inline bool root_side_of_intercomm_reduce(const CollCall& call) {
+  return call.kind == CollKind::reduce && (call.root == MPI_ROOT || call.root == MPI_PROC_NULL);
+}
+
 // Whether call_base may hand the base MPI anything but the caller's arguments for `call` on these
 // buffers (`blocking`: no request), avoiding a defect of the base MPI: an fp16 type (any op, to
 // be safe), a displaced allgatherv, the in-place reduce of a blocking call, an in-place
-// reduce_scatter (blocking or not), or a nonblocking bcast on an intercommunicator (another
-// collective of the base MPI's instead).
+// reduce_scatter (blocking or not), a nonblocking bcast on an intercommunicator (another
+// collective of the base MPI's instead), or the root's side of an intercommunicator reduce
+// (stand-ins for what MPI leaves insignificant there).
 // False for every other call, which call_base then passes as it is; host calls that go straight
 // from their wrapper to the base MPI (collectives/host_direct.h) ask it too, so the two cannot
 // drift apart. Inline: folded per entry point.
 [[gnu::always_inline]] inline bool base_call_may_adjust(const CollCall& call, const void* sendbuf, bool blocking) {
   if (call.recvtype == MPIX_C_FLOAT16 || allgatherv_displaced(call, sendbuf)) return true;
-  if (intercomm_nonblocking_bcast(call, blocking)) return true;
+  if (intercomm_nonblocking_bcast(call, blocking) || root_side_of_intercomm_reduce(call)) return true;
   return sendbuf == MPI_IN_PLACE && (call.kind == CollKind::reduce_scatter || (blocking && call.kind == CollKind::reduce));
 }
 
@@ -111,8 +122,9 @@ class BuffersOnlyBase final : public StagedBase {
 int call_base(const BaseCall& base, const CollCall& call, const void* sendbuf, void* recvbuf,
               MPI_Request* request = nullptr);
 // The same for the base MPI's persistent initialisation (MPI_<Name>_init) on the user's buffers:
-// only the fp16 substitution applies (an in-place reduce_scatter never gets here: the library owns
-// its persistent requests, collectives/dispatch.cpp).
+// only the fp16 substitution and the stand-ins of an intercommunicator reduce's root side apply (an
+// in-place reduce_scatter never gets here: the library owns its persistent requests,
+// collectives/dispatch.cpp).
 int call_base_init(const BaseCall& init, const CollCall& call, MPI_Request* request);
 
 }  // namespace mcrp

@@ -44,9 +44,10 @@ BaseMpiQuirks BaseMpiQuirks::detect() {
   quirks.library_present = MPIX_Query_cuda_support() == 1;  // the library answers 1, MPICH 0
   const int mpich = mpich_version();
   quirks.inplace_reduce_at_nonzero_root_crashes = mpich == 400 && !device_collectives_disabled();
-  quirks.inplace_reduce_scatter_large_aborts = mpich == 400 || mpich == 500;
+  quirks.inplace_reduce_scatter_large_aborts = mpich >= 400 && mpich <= 500;  // 4.0.2-5.0.2 seen
   quirks.reduction_datatype_null_aborts = mpich == 500;
   quirks.narrow_neighbor_alltoallw_swaps_degrees = mpich == 400;
+  quirks.intercomm_reduce_rejects_null_root_sendbuf = mpich == 400;
   quirks.single_rank_allgatherv_ignores_displs = probe_single_rank_allgatherv();
   return quirks;
 }

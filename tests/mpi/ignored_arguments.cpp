@@ -9,6 +9,7 @@ namespace mcrp_test {
 namespace {
 
 constexpr MPI_Count kBadCount = -1;
+constexpr MPI_Count kPlausibleCount = 5;
 constexpr MPI_Datatype kBadType = MPI_DATATYPE_NULL;
 
 // Distinct value sources across the two groups of an intercommunicator.
@@ -60,6 +61,10 @@ class Builder {
   int peers() const { return comm_.peers; }
   MPI_Count n() const { return v_.n; }
   bool in_place() const { return v_.in_place; }
+  void* ignored_buffer() const { return mcrp_test::ignored_buffer(v_); }
+  // -1, or with null buffers a count that looks valid (a program passing its one count everywhere):
+  // a base MPI that checks a buffer or type because the count is above 0 is caught so.
+  MPI_Count ignored_count() const { return v_.null_buffers ? kPlausibleCount : kBadCount; }
 
   // Rooted collectives: this rank's role and root argument, and the root's value key.
   enum class Role { root, member, bystander };
@@ -167,7 +172,7 @@ void reduce(Builder& b) {
   switch (b.role()) {
     case Role::root:
       if (b.comm_.inter) {
-        c.args.sendbuf = poison_pointer();
+        c.args.sendbuf = b.ignored_buffer();
         b.ignore("sendbuf");
         c.args.recvbuf = b.output(b.sentinels(b.n() + 1), reduced(b, 0, b.n()));
       } else if (b.in_place()) {
@@ -180,13 +185,13 @@ void reduce(Builder& b) {
       break;
     case Role::member:
       c.args.sendbuf = b.input(b.values_of(b.me(), b.n()));
-      c.args.recvbuf = poison_pointer();
+      c.args.recvbuf = b.ignored_buffer();
       b.ignore("recvbuf");
       break;
     case Role::bystander:
-      c.args.sendbuf = poison_pointer();
-      c.args.recvbuf = poison_pointer();
-      c.args.count = kBadCount;
+      c.args.sendbuf = b.ignored_buffer();
+      c.args.recvbuf = b.ignored_buffer();
+      c.args.count = b.ignored_count();
       c.args.datatype = kBadType;
       c.args.op = MPI_OP_NULL;
       b.ignore("sendbuf,recvbuf,count,datatype,op");
@@ -270,7 +275,7 @@ void bcast(Builder& b) {
     case Role::bystander:
       // MPICH 4.0.2 checks the count of MPI_PROC_NULL ranks here (it rejects -1, and a nonzero count
       // with MPI_DATATYPE_NULL), so the count is 0 rather than garbage.
-      c.args.recvbuf = poison_pointer();
+      c.args.recvbuf = b.ignored_buffer();
       c.args.count = 0;
       c.args.datatype = kBadType;
       b.ignore("buffer,datatype");
@@ -286,7 +291,7 @@ void allgather_like(Builder& b, const std::vector<MPI_Count>& counts, const std:
   const std::vector<int> expected = b.blocks(counts, displs, [&](int s, MPI_Count i) { return value(b.peer(s), i); });
   if (b.in_place()) {
     c.args.sendbuf = MPI_IN_PLACE;
-    c.args.sendcount = kBadCount;
+    c.args.sendcount = b.ignored_count();
     c.args.sendtype = kBadType;
     b.ignore("sendcount,sendtype");
     std::vector<int> initial = b.sentinels(expected.size());
@@ -331,7 +336,7 @@ void alltoall_like(Builder& b, const std::vector<MPI_Count>& sendcounts, const s
       c.args.sdispls = nullptr;
       b.ignore("sendcounts,sdispls,sendtype");
     } else {
-      c.args.sendcount = kBadCount;
+      c.args.sendcount = b.ignored_count();
       b.ignore("sendcount,sendtype");
     }
     // In place, each block goes out from where its reply lands (the counts are symmetric).
@@ -378,12 +383,10 @@ void ignore_side(Builder& b, Side side, bool vector_counts, bool keep_buffer) {
     (send ? a.sendcounts : a.recvcounts) = nullptr;
     (send ? a.sdispls : a.rdispls) = nullptr;
   } else {
-    (send ? a.sendcount : a.recvcount) = kBadCount;
+    (send ? a.sendcount : a.recvcount) = b.ignored_count();
   }
-  if (!keep_buffer) {
-    if (send) a.sendbuf = poison_pointer();
-    else a.recvbuf = poison_pointer();
-  }
+  if (!keep_buffer && send) a.sendbuf = b.ignored_buffer();
+  if (!keep_buffer && !send) a.recvbuf = b.ignored_buffer();
   std::string what = keep_buffer ? "" : (send ? "sendbuf," : "recvbuf,");
   what += vector_counts ? (send ? "sendcounts,displs," : "recvcounts,displs,") : (send ? "sendcount," : "recvcount,");
   what += send ? "sendtype" : "recvtype";
@@ -508,7 +511,9 @@ bool has_in_place(Coll coll) { return coll != Coll::Bcast && coll != Coll::Barri
 
 }  // namespace
 
-void* poison_pointer() { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(1)); }
+void* ignored_buffer(const Variant& variant) {
+  return variant.null_buffers ? nullptr : reinterpret_cast<void*>(static_cast<std::uintptr_t>(1));
+}
 
 // The int forms copy max(size, peers) entries of every array (tests/mpi/entry_points.cpp): pad the
 // shorter ones (an intercommunicator's local-group array) with entries MPI never reads, so that the

@@ -1,6 +1,6 @@
 // The cases of test_ignored_arguments: for each collective, one correct call per rank in which every
 // argument MPI declares insignificant on that rank holds garbage (-1 counts, MPI_DATATYPE_NULL,
-// null arrays, a poison pointer), plus the contents each significant output buffer must have after
+// null arrays, a poison pointer or NULL for buffers), plus the contents each significant output buffer must have after
 // it. Significance follows the standard per collective, per rank (root, non-root, MPI_ROOT,
 // MPI_PROC_NULL), with and without MPI_IN_PLACE, on intra- and intercommunicators.
 #pragma once
@@ -32,6 +32,9 @@ struct Variant {
   int root = 0;        // rank of the root in its group
   bool in_place = false;
   MPI_Count n = 0;     // elements per block
+  // Ignored buffers are NULL (what C programs pass most) instead of the poison pointer, which
+  // crashes where dereferenced but passes a base MPI's null checks.
+  bool null_buffers = false;
 };
 
 // A significant buffer and what it must hold afterwards (its first `checked` elements).
@@ -54,7 +57,8 @@ struct Case {
 // Builds this rank's side of the case; its buffers live in `space`.
 std::unique_ptr<Case> build_case(Coll coll, const CaseComm& comm, const Variant& variant, MemorySpace& space);
 
-// The poison pointer given for ignored buffers: dereferencing it crashes.
-void* poison_pointer();
+// The pointer given for ignored buffers: NULL when the variant asks, else a poison pointer, which
+// crashes where dereferenced.
+void* ignored_buffer(const Variant& variant);
 
 }  // namespace mcrp_test

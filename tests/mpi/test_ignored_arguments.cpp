@@ -1,11 +1,12 @@
 // Issue 16: valid calls whose insignificant arguments hold garbage must work. For every collective
 // entry point (blocking, nonblocking, persistent; int and _c), on COMM_WORLD, COMM_SELF, an
 // odd/even split and an intercommunicator, with every root and with and without MPI_IN_PLACE, each
-// rank passes -1 counts, MPI_DATATYPE_NULL, null arrays and a poison pointer wherever the standard
-// says the argument is ignored on that rank, and every significant output is compared with a
-// locally computed reference. The significant arrays are dropped as soon as a nonblocking call or a
-// persistent init returns (tests/mpi/entry_points.h), as mpi4py drops them. Plain MPICH passes it;
-// so must the library, linked or preloaded.
+// rank passes -1 counts, MPI_DATATYPE_NULL, null arrays and a poison pointer (each case once more
+// with NULL buffers and plausible counts) wherever the standard says the argument is ignored on
+// that rank, and every significant output is compared with a locally computed reference. The
+// significant arrays are dropped as soon as a nonblocking call or a persistent init returns
+// (tests/mpi/entry_points.h), as mpi4py drops them. Plain MPICH passes it (one case skipped on
+// MPICH 4.0, tests/mpi/base_mpi_quirks.h); so must the library, linked or preloaded.
 //
 //   --space host         host buffers (default)
 //   --space fake-device  the library's fake device memory (MCRPMPI_FAKE_DEVICE=1; CPU CI)
@@ -18,10 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/mpi/base_mpi_quirks.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/entry_points.h"
-#include "tests/mpi/intercomm_ibcast_probe.h"
 #include "tests/mpi/ignored_arguments.h"
+#include "tests/mpi/intercomm_ibcast_probe.h"
 #include "tests/mpi/memory_spaces.h"
 
 namespace {
@@ -101,25 +103,33 @@ std::string case_name(Coll coll, CallForm form, CountForm counts, const CaseComm
                      " comm=" + c.name + " n=" + std::to_string(v.n) + " root=";
   name += c.inter ? "g" + std::to_string(v.root_group) + ":" + std::to_string(v.root) : std::to_string(v.root);
   if (v.in_place) name += " in-place";
+  if (v.null_buffers) name += " null-buffers";
   name += " (rank " + std::to_string(c.rank) + (c.inter ? " of g" + std::to_string(c.group) : "") + ", garbage: " +
           (built.description.empty() ? "none" : built.description) + ")";
   return name;
 }
 
 void run_case(Checker& checker, MemorySpace& space, Coll coll, CallForm form, CountForm counts, const CaseComm& c,
-              const Variant& v, bool ibcast_drops_nonzero_root) {
+              const Variant& v, bool ibcast_drops_nonzero_root, const BaseMpiQuirks& quirks) {
   const std::unique_ptr<Case> built = build_case(coll, c, v, space);
   if (!built->applicable) return;
-  // The library replaces these bcasts (collectives/intercomm_bcast.h): checks beyond the base MPI.
+  // The library replaces these bcasts (collectives/intercomm_bcast.h) and gives the base MPI a
+  // stand-in for the reduce's null send buffer at MPI_ROOT (collectives/base_call.h): checks beyond
+  // the base MPI. Skipped on every rank of the case, so that none waits for a rank that skips.
   const bool base_drops_it =
       ibcast_drops_nonzero_root && coll == Coll::Bcast && form != CallForm::blocking && c.inter && v.root != 0;
-  static const bool library_present = MPIX_Query_cuda_support() == 1;  // the library answers 1, MPICH 0
-  if (base_drops_it && !library_present) {
+  const bool base_rejects_it =
+      quirks.intercomm_reduce_rejects_null_root_sendbuf && coll == Coll::Reduce && c.inter && v.null_buffers;
+  if (base_drops_it && !quirks.library_present) {
     checker.skip("base MPI defect: nonblocking/persistent bcast on an intercommunicator ignores a root other "
                  "than rank 0 of its group");
     return;
   }
-  Checker::BeyondBase beyond(checker, base_drops_it);
+  if (base_rejects_it && !quirks.library_present) {
+    checker.skip("base MPI defect: reduce on an intercommunicator rejects a null send buffer at MPI_ROOT");
+    return;
+  }
+  Checker::BeyondBase beyond(checker, base_drops_it || base_rejects_it);
   const std::string name = case_name(coll, form, counts, c, v, *built);
   static const bool trace = std::getenv("MCRP_TEST_TRACE") != nullptr;
   if (trace) std::fprintf(stderr, "%s\n", name.c_str());
@@ -154,16 +164,20 @@ int main(int argc, char** argv) {
     if (space) {
       Checker checker;
       Comms comms;
+      const BaseMpiQuirks quirks = BaseMpiQuirks::detect();
       for (const CaseComm& c : comms.all()) {
         for (Coll coll : kAllColls)
           for (Variant v : roots_of(c))
             for (bool in_place : {false, true})
-              for (MPI_Count n : {MPI_Count{0}, MPI_Count{3}}) {
-                v.in_place = in_place;
-                v.n = n;
-                for (CallForm form : kCallForms)
-                  for (CountForm counts : kCountForms) run_case(checker, *space, coll, form, counts, c, v, comms.ibcast_drops_nonzero_root());
-              }
+              for (MPI_Count n : {MPI_Count{0}, MPI_Count{3}})
+                for (bool null_buffers : {false, true}) {
+                  v.in_place = in_place;
+                  v.n = n;
+                  v.null_buffers = null_buffers;
+                  for (CallForm form : kCallForms)
+                    for (CountForm counts : kCountForms)
+                      run_case(checker, *space, coll, form, counts, c, v, comms.ibcast_drops_nonzero_root(), quirks);
+                }
       }
       exit_code = checker.finish(MPI_COMM_WORLD, ("test_ignored_arguments --space " + space_name).c_str());
     }
