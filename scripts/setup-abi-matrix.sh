@@ -23,10 +23,14 @@ mpi4py_spec=${MCRPMPI_ABI_MPI4PY_SPEC:-mpi4py==4.1.2}
 # shellcheck source=scripts/soname-alias.sh
 source "$root/scripts/soname-alias.sh"
 
+# The versions the matrix was tested with, pinned so that a fresh clone tests what the documentation
+# names (docs/python-and-abi.md): a wildcard moves when PyPI does. impi-rt 2021.19.0 (on PyPI by
+# 2026-12-01) requires the `libfabric` package, which PyPI does not have: under `2021.*` pip fetched
+# its 129 MB wheel at every setup and then fell back to 2021.18.1.
 wheel_spec() {
   case "$1" in
-    mpich) echo "${MCRPMPI_ABI_MPICH_SPEC:-mpich==5.0.*}" ;;
-    impi) echo "${MCRPMPI_ABI_IMPI_SPEC:-impi-rt==2021.*}" ;;
+    mpich) echo "${MCRPMPI_ABI_MPICH_SPEC:-mpich==5.0.2}" ;;
+    impi) echo "${MCRPMPI_ABI_IMPI_SPEC:-impi-rt==2021.18.1}" ;;
     *) echo "setup-abi-matrix: unknown MPI '$1' (known: mpich impi)" >&2; exit 2 ;;
   esac
 }

@@ -18,6 +18,8 @@ set -uo pipefail
 [ $# -ge 6 ] || { sed -n 2,18p "$0" >&2; exit 2; }
 matrix=$1 mpi=$2 library=$3 mode=$4 np=$5
 shift 5
+# Another matrix folder for the wheels (scripts/abi-wheel-versions.sh: other releases of a wheel).
+[ "$mpi" != debian ] && matrix=${MCRPMPI_ABI_MATRIX:-$matrix}
 python_program=0
 rank_env=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
