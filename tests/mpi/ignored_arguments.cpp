@@ -61,7 +61,11 @@ class Builder {
   int peers() const { return comm_.peers; }
   MPI_Count n() const { return v_.n; }
   bool in_place() const { return v_.in_place; }
-  void* ignored_buffer() const { return mcrp_test::ignored_buffer(v_); }
+  // The pointer given for ignored buffers: NULL when the variant asks, else a poison pointer, which
+  // crashes where dereferenced.
+  void* ignored_buffer() const {
+    return v_.null_buffers ? nullptr : reinterpret_cast<void*>(static_cast<std::uintptr_t>(1));
+  }
   // -1, or with null buffers a count that looks valid (a program passing its one count everywhere):
   // a base MPI that checks a buffer or type because the count is above 0 is caught so.
   MPI_Count ignored_count() const { return v_.null_buffers ? kPlausibleCount : kBadCount; }
@@ -510,10 +514,6 @@ void scatterv(Builder& b) {
 bool has_in_place(Coll coll) { return coll != Coll::Bcast && coll != Coll::Barrier; }
 
 }  // namespace
-
-void* ignored_buffer(const Variant& variant) {
-  return variant.null_buffers ? nullptr : reinterpret_cast<void*>(static_cast<std::uintptr_t>(1));
-}
 
 // The int forms copy max(size, peers) entries of every array (tests/mpi/entry_points.cpp): pad the
 // shorter ones (an intercommunicator's local-group array) with entries MPI never reads, so that the

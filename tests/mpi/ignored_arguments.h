@@ -1,7 +1,7 @@
 // The cases of test_ignored_arguments: for each collective, one correct call per rank in which every
 // argument MPI declares insignificant on that rank holds garbage (-1 counts, MPI_DATATYPE_NULL,
-// null arrays, a poison pointer or NULL for buffers), plus the contents each significant output buffer must have after
-// it. Significance follows the standard per collective, per rank (root, non-root, MPI_ROOT,
+// null arrays, a poison pointer or NULL for buffers), plus the contents each significant output
+// buffer must have after it. Significance follows the standard per collective, per rank (root, non-root, MPI_ROOT,
 // MPI_PROC_NULL), with and without MPI_IN_PLACE, on intra- and intercommunicators.
 #pragma once
 #include <mpi.h>
@@ -56,9 +56,5 @@ struct Case {
 
 // Builds this rank's side of the case; its buffers live in `space`.
 std::unique_ptr<Case> build_case(Coll coll, const CaseComm& comm, const Variant& variant, MemorySpace& space);
-
-// The pointer given for ignored buffers: NULL when the variant asks, else a poison pointer, which
-// crashes where dereferenced.
-void* ignored_buffer(const Variant& variant);
 
 }  // namespace mcrp_test
