@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/errors.h"
+#include "runtime/kept_statuses.h"
 #include "runtime/profile.h"
 #include "runtime/requests.h"
 #include "runtime/self_comm.h"
@@ -101,15 +102,6 @@ Registry& registry() {
   return *instance;
 }
 
-// What MPI reports for an inactive request, and for a round that completed at once (a receive of
-// nothing): source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0, not cancelled.
-void set_empty_status(MPI_Status* status) {
-  PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
-  PMPI_Status_set_cancelled(status, 0);
-  status->MPI_SOURCE = MPI_ANY_SOURCE;
-  status->MPI_TAG = MPI_ANY_TAG;
-}
-
 }  // namespace
 
 Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* request, FreeActive on_free,
@@ -137,6 +129,7 @@ void register_base_persistent(MPI_Request request, MPI_Comm comm) {
 
 int start_request(MPI_Request* request) {
   if (request == nullptr) return PMPI_Start(request);
+  forget_kept_status(*request);  // a new round
   const std::shared_ptr<PersistentEntry> entry = registry().find(*request);
   if (!entry) return PMPI_Start(request);
   std::lock_guard<std::mutex> lock(entry->mutex);
@@ -190,6 +183,7 @@ void complete_placeholder(MPI_Request handle, PersistentEntry& entry) {
 
 int free_request(MPI_Request* request) {
   if (request != nullptr) {
+    forget_kept_status(*request);  // the base MPI may give the handle to a new request
     const std::shared_ptr<PersistentEntry> entry = registry().find(*request);
     if (entry && entry->on_free == FreeActive::detach) {
       detach_inner(*entry);

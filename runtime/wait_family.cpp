@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/kept_statuses.h"
 #include "runtime/persistent.h"
 #include "runtime/progress.h"
 #include "runtime/requests.h"
@@ -183,7 +184,9 @@ int wait_polling(MPI_Request* request, MPI_Status* status) {
   return poll_until([&](int* done) { return test_one_now(request, done, status); });
 }
 
-int wait_one(MPI_Request* request, MPI_Status* status) {
+namespace {
+
+int wait_one_unkept(MPI_Request* request, MPI_Status* status) {
   if (background_work_pending() && request != nullptr) return wait_polling(request, status);
   if (!persistent_requests_exist() || request == nullptr) return PMPI_Wait(request, status);
   const PersistentRef entry = find_persistent(*request);  // before the wait frees the handle
@@ -193,7 +196,7 @@ int wait_one(MPI_Request* request, MPI_Status* status) {
   return rc == MPI_SUCCESS ? mark_completed(entry, status) : rc;
 }
 
-int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
+int wait_all_unkept(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (background_work_pending() && !bad_array(count, requests)) {
     return poll_until([&](int* done) { return test_all_now(count, requests, done, statuses); });
   }
@@ -209,8 +212,6 @@ int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
       call_over_all(count, masked.view(), statuses, [&] { return PMPI_Waitall(count, masked.view(), statuses); });
   return masked.all_completed(rc, statuses);
 }
-
-namespace {
 
 // What a test of one request can answer without the base MPI: an inactive persistent request is
 // complete with an empty status, and one whose device work still runs is not. True when `flag`
@@ -261,9 +262,7 @@ int test_some_now(int count, MPI_Request requests[], int* outcount, int indices[
   return rc;
 }
 
-}  // namespace
-
-int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+int wait_any_unkept(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   if (background_work_pending() && !bad_array(count, requests) && index != nullptr) {
     return poll_until([&](int* done) { return test_any_now(count, requests, index, done, status); });
   }
@@ -278,7 +277,7 @@ int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status) 
   }
 }
 
-int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+int wait_some_unkept(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (background_work_pending() && !bad_array(count, requests) && outcount != nullptr) {
     return poll_until([&](int* done) {
       const int rc = test_some_now(count, requests, outcount, indices, statuses);
@@ -300,14 +299,16 @@ int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], M
   }
 }
 
+}  // namespace
+
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   // MPICH's MPI_Request_get_status never calls a generalized request's poll function: the library's
   // operations would never be seen complete here. They advance as MPI_Test would advance them.
   advance_library();
-  if (!persistent_requests_exist() || flag == nullptr) return PMPI_Request_get_status(request, flag, status);
+  if (!persistent_requests_exist() || flag == nullptr) return get_status_kept(request, flag, status);
   const PersistentRef entry = find_persistent(request);
   if (answered_before_base(entry, flag, status)) return MPI_SUCCESS;
-  const int base_rc = PMPI_Request_get_status(request, flag, status);
+  const int base_rc = get_status_kept(request, flag, status);
   return base_rc == MPI_SUCCESS && *flag ? report_status(entry, status) : base_rc;
 }
 
@@ -328,36 +329,107 @@ int test_all_now(int count, MPI_Request requests[], int* flag, MPI_Status status
   advance_library();  // the base MPI's Request_get_status polls no generalized request
   for (int i = 0; i < count; ++i) {
     int done = 0;
-    // A request whose status cannot be had has failed, and is complete: Waitall reports it.
-    const int rc = PMPI_Request_get_status(masked.view()[i], &done, MPI_STATUS_IGNORE);
+    // A request whose status cannot be had has failed, and is complete: Waitall reports it. Kept:
+    // some base MPIs lose the status of a persistent request seen complete (runtime/kept_statuses.h).
+    const int rc = get_status_kept(masked.view()[i], &done, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS && !done) return MPI_SUCCESS;
   }
   *flag = 1;
+  KeptStatuses kept(count, masked.view());
   const int rc =
       call_over_all(count, masked.view(), statuses, [&] { return PMPI_Waitall(count, masked.view(), statuses); });
+  if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) kept.all_completed(statuses);
   return masked.all_completed(rc, statuses);
 }
 
 }  // namespace
 
+// The entry points: the forms above, with the statuses kept for requests that
+// MPI_Request_get_status saw complete given back where the base MPI lost them
+// (runtime/kept_statuses.h); one atomic load while none is kept.
+
+namespace {
+
+bool array_completed(int rc) { return rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS; }
+
+// Waitsome or Testsome (`some`, the form above) with the kept statuses.
+template <class Some>
+int some_kept(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[], Some some) {
+  if (!statuses_kept()) return some(count, requests, outcount, indices, statuses);
+  KeptStatuses kept(count, requests);
+  if (kept.any() && outcount != nullptr && indices != nullptr) {
+    return kept.complete_each(requests, outcount, indices, statuses, wait_one_unkept);
+  }
+  const int rc = some(count, requests, outcount, indices, statuses);
+  if (array_completed(rc)) kept.some_completed(outcount, indices, statuses);
+  return rc;
+}
+
+}  // namespace
+
+int wait_one(MPI_Request* request, MPI_Status* status) {
+  if (!statuses_kept() || request == nullptr) return wait_one_unkept(request, status);
+  KeptStatuses kept(1, request);
+  const int rc = wait_one_unkept(request, status);
+  if (rc == MPI_SUCCESS) kept.completed(0, status);
+  return rc;
+}
+
+int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (!statuses_kept()) return wait_all_unkept(count, requests, statuses);
+  KeptStatuses kept(count, requests);
+  const int rc = wait_all_unkept(count, requests, statuses);
+  if (array_completed(rc)) kept.all_completed(statuses);
+  return rc;
+}
+
+int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  if (!statuses_kept()) return wait_any_unkept(count, requests, index, status);
+  KeptStatuses kept(count, requests);
+  if (kept.any() && index != nullptr) return kept.complete_first(requests, index, status, wait_one_unkept);
+  const int rc = wait_any_unkept(count, requests, index, status);
+  if (rc == MPI_SUCCESS) kept.completed(*index, status);
+  return rc;
+}
+
+int wait_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  return some_kept(count, requests, outcount, indices, statuses, wait_some_unkept);
+}
+
 int test_one(MPI_Request* request, int* flag, MPI_Status* status) {
   advance_background_work();
-  return test_one_now(request, flag, status);
+  if (!statuses_kept() || request == nullptr) return test_one_now(request, flag, status);
+  KeptStatuses kept(1, request);
+  const int rc = test_one_now(request, flag, status);
+  if (rc == MPI_SUCCESS && *flag) kept.completed(0, status);
+  return rc;
 }
 
 int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   advance_background_work();
-  return test_all_now(count, requests, flag, statuses);
+  if (!statuses_kept()) return test_all_now(count, requests, flag, statuses);
+  KeptStatuses kept(count, requests);
+  const int rc = test_all_now(count, requests, flag, statuses);
+  if (array_completed(rc) && *flag) kept.all_completed(statuses);
+  return rc;
 }
 
 int test_any(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   advance_background_work();
-  return test_any_now(count, requests, index, flag, status);
+  if (!statuses_kept()) return test_any_now(count, requests, index, flag, status);
+  KeptStatuses kept(count, requests);
+  if (kept.any() && index != nullptr && flag != nullptr) {
+    *flag = 1;
+    return kept.complete_first(requests, index, status, wait_one_unkept);
+  }
+  const int rc = test_any_now(count, requests, index, flag, status);
+  if (rc == MPI_SUCCESS && *flag) kept.completed(*index, status);
+  return rc;
 }
 
 int test_some(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   advance_background_work();
-  return test_some_now(count, requests, outcount, indices, statuses);
+  return some_kept(count, requests, outcount, indices, statuses, test_some_now);
 }
 
 }  // namespace mcrp

@@ -5,6 +5,8 @@
 # use a few fixed seeds, and this covers the others (docs/reliability.md).
 # Usage: tests/mpi/random-sweep.sh BUILD_DIR FIRST_SEED LAST_SEED OUTDIR [NAME_REGEX]
 #   OUTDIR/runs: one line a run ("SEED CONFIG rc=N SECONDS s"); OUTDIR/fail.CONFIG.SEED.log.
+#   SWEEP_MPI=mpich or impi: the base MPI is that wheel of the ABI matrix (BUILD_DIR/abi-matrix, made
+#   by scripts/setup-abi-matrix.sh), run through tests/abi/run_on_mpi.sh; default: Debian's MPICH.
 # Exits 1 when any run failed.
 set -uo pipefail
 build=$(cd "${1:?usage: random-sweep.sh BUILD_DIR FIRST LAST OUTDIR [NAME_REGEX]}" && pwd) || exit 2
@@ -21,8 +23,9 @@ coll=$build/tests/mpi/test_coll_random_linked
 for needed in "$fake_nccl" "$p2p" "$coll"; do
   [[ -e $needed ]] || { echo "random-sweep: $needed not built" >&2; exit 2; }
 done
-launch=(mpiexec)
-[[ -e $build/tests/libmcrpmpi_test_yield.so ]] && launch+=(-genv LD_PRELOAD "$build/tests/libmcrpmpi_test_yield.so")
+base_mpi=${SWEEP_MPI:-debian}
+yield_shim=$build/tests/libmcrpmpi_test_yield.so
+[[ -e $yield_shim ]] || yield_shim=
 nccl="MCRPMPI_FAKE_DEVICE=1 MCRPMPI_NCCL_LIBRARY=$fake_nccl"
 # name | ranks | environment | program and arguments (the seed is added)
 configs=(
@@ -45,11 +48,19 @@ for seed in $(seq "$first" "$last"); do
   for config in "${configs[@]}"; do
     IFS='|' read -r name ranks environment command <<<"$config"
     [[ $name =~ $only ]] || continue
-    genv=()
-    for pair in $environment; do genv+=(-genv "${pair%%=*}" "${pair#*=}"); done
+    [[ -n $yield_shim ]] && environment="LD_PRELOAD=$yield_shim $environment"
     read -r -a program <<<"$command"
+    launch=()
+    if [[ $base_mpi == debian ]]; then
+      launch=(mpiexec -n "$ranks")
+      for pair in $environment; do launch+=(-genv "${pair%%=*}" "${pair#*=}"); done
+    else
+      launch=("$source/tests/abi/run_on_mpi.sh" "$build/abi-matrix" "$base_mpi" "$build/pmpi/libmcrpmpi.so" linked "$ranks")
+      for pair in $environment; do launch+=(--env "$pair"); done
+      launch+=(--)
+    fi
     start=$SECONDS
-    timeout -k 5 "$limit" "${launch[@]}" -n "$ranks" "${genv[@]}" "${program[@]}" --seed "$seed" >"$out/current.log" 2>&1
+    timeout -k 5 "$limit" "${launch[@]}" "${program[@]}" --seed "$seed" >"$out/current.log" 2>&1
     rc=$?
     runs=$((runs + 1))
     echo "$seed $name rc=$rc $((SECONDS - start)) s" >>"$out/runs"

@@ -3,18 +3,20 @@
 // nonblocking requests freed while active, and about MPI_Request_get_status / MPI_Testall seeing a
 // request complete. Each section is a ring (a rank receives from its left, sends to its right):
 //   --space S      buffers in S (host, fake-device)
-//   --section NAME only that section (inactive, completion, cancel, proc-null-probes, free-persistent,
-//                  free-nonblocking)
+//   --section NAME only that section (inactive, completion, cancel, proc-null-probes, get-status,
+//                  testall-beside, free-persistent, free-nonblocking)
 // Statuses of inactive requests must be empty (source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0, not
 // cancelled). A freed operation's data is checked after MPI_Finalize, the only point where MPI says
 // it has arrived. A section the library gets wrong may deadlock: the test's timeout catches that.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "tests/mpi/alloc_kinds_info.h"
 #include "tests/mpi/check.h"
 #include "tests/mpi/command_line.h"
 #include "tests/mpi/memory_spaces.h"
@@ -168,6 +170,149 @@ std::string describe(const MPI_Status& status) {
          std::to_string(count);
 }
 
+// ---- statuses of persistent receives seen complete ----
+// MPICH 4.2-5.0 and Intel MPI 2021.18 lose a persistent receive's status once
+// MPI_Request_get_status has seen it complete, and their Waitany then never returns it
+// (runtime/kept_statuses.h). The receives here are on host memory, which the library hands to the
+// base MPI as they are; the sends are in the space under test.
+enum class Completion { wait, test, waitall, testall, waitany, testany, waitsome, testsome };
+constexpr const char* kCompletionNames[] = {"MPI_Wait",    "MPI_Test",    "MPI_Waitall",  "MPI_Testall",
+                                            "MPI_Waitany", "MPI_Testany", "MPI_Waitsome", "MPI_Testsome"};
+
+// Completes requests[0] by `how`; the any and some forms see a second request beside it, which the
+// left rank's message may complete first (the any forms are then called again). Its status lands in
+// *status. False when the form did not return element 0.
+bool complete_first(Completion how, MPI_Request requests[2], MPI_Status* status) {
+  int index = -1, outcount = 0, indices[2] = {-1, -1};
+  MPI_Status statuses[2];
+  auto returned_first = [&] {
+    for (int k = 0; k < outcount; ++k) {
+      if (indices[k] != 0) continue;
+      *status = statuses[k];
+      return true;
+    }
+    return false;
+  };
+  switch (how) {
+    case Completion::wait:
+      return MPI_Wait(&requests[0], status) == MPI_SUCCESS;
+    case Completion::test:
+      return test_until_done([&](int* f) { return MPI_Test(&requests[0], f, status); }) == 1;
+    case Completion::waitall:
+      return MPI_Waitall(1, requests, status) == MPI_SUCCESS;
+    case Completion::testall:
+      return test_until_done([&](int* f) { return MPI_Testall(1, requests, f, status); }) == 1;
+    case Completion::waitany:
+      for (int call = 0; call < 2 && index != 0; ++call) {
+        if (MPI_Waitany(2, requests, &index, status) != MPI_SUCCESS) return false;
+      }
+      return index == 0;
+    case Completion::testany:
+      for (int call = 0; call < 2 && index != 0; ++call) {
+        if (test_until_done([&](int* f) { return MPI_Testany(2, requests, &index, f, status); }) != 1) return false;
+      }
+      return index == 0;
+    case Completion::waitsome:
+      for (int call = 0; call < 2; ++call) {
+        if (MPI_Waitsome(2, requests, &outcount, indices, statuses) != MPI_SUCCESS) return false;
+        if (returned_first()) return true;
+      }
+      return false;
+    case Completion::testsome:
+      for (int call = 0; call < 2; ++call) {
+        const int flag = test_until_done([&](int* f) {
+          const int rc = MPI_Testsome(2, requests, &outcount, indices, statuses);
+          *f = outcount > 0 && outcount != MPI_UNDEFINED;
+          return rc;
+        });
+        if (flag != 1) return false;
+        if (returned_first()) return true;
+      }
+      return false;
+  }
+  return false;
+}
+
+bool status_names(const MPI_Status& status, int source, int tag, MPI_Count n) {
+  int count = -1;
+  MPI_Get_count(&status, MPI_INT, &count);
+  return status.MPI_SOURCE == source && status.MPI_TAG == tag && count == n;
+}
+
+// The program asks MPI_Request_get_status (twice), then completes the receive by each form, two
+// rounds each (MPI_Start begins a round with a new status). The receives are in `receives`: host
+// memory, the base MPI's own requests, or the space under test, the library's requests on a device.
+void statuses_seen_by_get_status(const Env& e, MemorySpace& receives) {
+  const MPI_Count n = 500;
+  SpaceBuffer<int> in(receives, std::vector<int>(static_cast<std::size_t>(n) + 1, kSentinel));
+  MPI_Request receive;
+  MPI_Recv_init(in.data(), static_cast<int>(n), MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &receive);
+  for (int form = 0; form < 8; ++form) {
+    for (int round = 0; round < 2; ++round) {
+      const Completion how = static_cast<Completion>(form);
+      const int tag = 100 + 2 * form + round;
+      const std::string what = std::string(kCompletionNames[form]) + " after MPI_Request_get_status, receive in " +
+                               receives.name() + ", round " + std::to_string(round) + ": ";
+      in.upload(std::vector<int>(static_cast<std::size_t>(n) + 1, kSentinel));
+      // The second request, for the any and some forms: a receive the left rank sends to only later.
+      MPI_Request requests[2] = {receive, MPI_REQUEST_NULL};
+      SpaceBuffer<int> later(receives, std::vector<int>{0}), one(receives, std::vector<int>{1});
+      MPI_Irecv(later.data(), 1, MPI_INT, e.left(), 99, MPI_COMM_WORLD, &requests[1]);
+      MPI_Start(&requests[0]);
+      auto out = send_buffer(e, tag, n);
+      MPI_Request send;
+      MPI_Isend(out->data(), static_cast<int>(n), MPI_INT, e.right(), tag, MPI_COMM_WORLD, &send);
+      MPI_Status seen;
+      test_until_done([&](int* flag) { return MPI_Request_get_status(requests[0], flag, MPI_STATUS_IGNORE); });
+      int flag = 0;
+      MPI_Request_get_status(requests[0], &flag, &seen);
+      e.checker.check(flag == 1 && status_names(seen, e.left(), tag, n),
+                      what + "a second MPI_Request_get_status: " + describe(seen));
+      MPI_Status status;
+      const bool returned = complete_first(how, requests, &status);
+      e.checker.check(returned, what + "returns the receive");
+      if (returned) {
+        e.checker.check(status_names(status, e.left(), tag, n), what + "the status: " + describe(status));
+      } else {
+        MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+      }
+      e.checker.check(holds_message(in, e.left(), tag, n), what + "the data");
+      MPI_Send(one.data(), 1, MPI_INT, e.right(), 99, MPI_COMM_WORLD);
+      MPI_Wait(&requests[1], MPI_STATUS_IGNORE);
+      MPI_Wait(&send, MPI_STATUS_IGNORE);
+      receive = requests[0];
+    }
+  }
+  MPI_Request_free(&receive);
+}
+
+// The library's own MPI_Testall over an array that holds its persistent request (a send from the
+// space) observes completion with MPI_Request_get_status: the persistent host receive beside it
+// must keep its status, in MPI_Testall and in MPI_Waitall, the program never asking.
+void statuses_beside_library_requests(const Env& e) {
+  const MPI_Count n = 300;
+  std::vector<int> in(static_cast<std::size_t>(n) + 1, kSentinel);
+  auto out = send_buffer(e, 0, n);
+  MPI_Request requests[2];
+  MPI_Recv_init(in.data(), static_cast<int>(n), MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &requests[0]);
+  for (int round = 0; round < 4; ++round) {
+    const int tag = 140 + round;
+    out = send_buffer(e, tag, n);
+    MPI_Send_init(out->data(), static_cast<int>(n), MPI_INT, e.right(), tag, MPI_COMM_WORLD, &requests[1]);
+    MPI_Startall(2, requests);
+    MPI_Status statuses[2];
+    const bool testall = round % 2 == 0;
+    const int done = testall ? test_until_done([&](int* f) { return MPI_Testall(2, requests, f, statuses); })
+                             : MPI_Waitall(2, requests, statuses) == MPI_SUCCESS;
+    const std::string what = std::string(testall ? "MPI_Testall" : "MPI_Waitall") +
+                             " of a persistent host receive beside a persistent send, round " + std::to_string(round);
+    e.checker.check(done == 1 && status_names(statuses[0], e.left(), tag, n), what + ": " + describe(statuses[0]));
+    if (done != 1) MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+    MPI_Request_free(&requests[1]);
+  }
+  MPI_Request_free(&requests[0]);
+}
+
 // Every completion call on an inactive persistent request returns at once, flag 1, empty status.
 // The blocking forms come last: before the fix they never returned.
 void expect_inactive(const Env& e, MPI_Request request, const std::string& when) {
@@ -303,6 +448,15 @@ int main(int argc, char** argv) {
     if (wanted("completion")) completion_is_seen(e);
     if (wanted("cancel")) cancel_persistent(e);
     if (wanted("proc-null-probes")) proc_null_probes(e);
+    // Receives on host memory, which a communicator asserted device-only refuses.
+    const bool host_receives = comm_alloc_kinds_assertion(MPI_COMM_WORLD) != "cuda:device";
+    if (rank == 0 && !host_receives) std::printf("note: host receives left out: world is asserted device-only\n");
+    HostMemory host;
+    if (wanted("get-status")) {
+      if (host_receives) statuses_seen_by_get_status(e, host);
+      statuses_seen_by_get_status(e, *space);
+    }
+    if (wanted("testall-beside") && host_receives) statuses_beside_library_requests(e);
     if (wanted("free-persistent")) {
       free_active_persistent(e, 1000, 80, &after_finalize);
       free_active_persistent(e, 1000000, 81, &after_finalize);

@@ -1,7 +1,8 @@
 """Point-to-point through mpi4py on every array kind (issue 10): Send/Recv, Isend/Irecv, Sendrecv,
 Sendrecv_replace, Probe then receive by the probed size, persistent Send_init/Recv_init, the
 lowercase (pickle) send/recv of objects holding arrays, in a ring, checked against NumPy
-references; partitioned Psend_init/Precv_init with Pready and Parrived; the error of a truncated receive in Waitall; then Disconnect with a freed send and an inactive persistent request;
+references; partitioned Psend_init/Precv_init with Pready and Parrived; a persistent wildcard
+receive polled with Get_status; the error of a truncated receive in Waitall; then Disconnect with a freed send and an inactive persistent request;
 then a rank blocked in Barrier while its peer waits for it on a communicator asserted device-only. mpi4py 4 calls the large-count symbols (MPI_Send_c, ...), so those are exercised.
 
     mpiexec -n 3 python p2p_buffers.py [--backend numpy|cupy|torch|fake] [--sizes 0,1,1024]
@@ -149,6 +150,40 @@ def partitioned(MPI, comm, be, check, sizes):
             request.Free()
 
 
+def polled_persistent_receive(MPI, comm, be, check):
+    """A persistent wildcard receive polled with Request.Get_status, then completed by Wait and by
+    Waitany: the status names the sender, tag and size. The mpich 4.2-5.0 and impi-rt 2021.18 wheels
+    lose it once Get_status has seen the receive complete, and their Waitany never returns it; the
+    library keeps it (runtime/kept_statuses.h)."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    right, left = (rank + 1) % size, (rank - 1) % size
+    n = 64
+    out = be.from_numpy(deterministic_data(rank, n, "int32", salt=3))
+    recv = be.full(n, "int32", SENTINEL)
+    be.synchronize()
+    receive = comm.Recv_init([recv, n], source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG)
+    for round_, completion in enumerate(["Wait", "Waitany"]):
+        tag = 20 + round_
+        receive.Start()
+        send = comm.Isend([out, n], dest=right, tag=tag)
+        while not receive.Get_status():
+            pass
+        status = MPI.Status()
+        if completion == "Wait":
+            receive.Wait(status)
+            index = 0
+        else:
+            index = MPI.Request.Waitany([receive], status)
+        send.Wait()
+        check.true(f"a persistent receive polled by Get_status, then {completion}: its status",
+                   index == 0 and status.Get_source() == left and status.Get_tag() == tag
+                   and status.Get_count(MPI.INT) == n,
+                   f"index {index} source {status.Get_source()} tag {status.Get_tag()} count {status.Get_count(MPI.INT)}")
+        check.equal(f"a persistent receive polled by Get_status, then {completion}: the data", be.to_numpy(recv),
+                    deterministic_data(left, n, "int32", salt=3))
+    receive.Free()
+
+
 def truncation_in_waitall(MPI, comm, be, check):
     """A receive shorter than its message, completed by Waitall beside a send: mpi4py raises
     MPI.Exception with ERR_IN_STATUS, and the receive's status has class ERR_TRUNCATE (through the
@@ -274,6 +309,7 @@ def main():
     sizes = [int(s) for s in args.sizes.split(",")]
     run(MPI, comm, be, check, sizes, args.dtypes.split(","))
     partitioned(MPI, comm, be, check, sizes)
+    polled_persistent_receive(MPI, comm, be, check)
     truncation_in_waitall(MPI, comm, be, check)
     disconnect(MPI, be, check)
     blocked_elsewhere(MPI, be, check)
