@@ -13,6 +13,9 @@ namespace {
 
 bool bad_array(int count, const MPI_Request requests[]) { return count < 0 || (count > 0 && requests == nullptr); }
 
+// Whether an array form's return code leaves its completed elements' statuses written.
+bool array_completed(int rc) { return rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS; }
+
 // The Test forms proper. The entry points (test_one, ...) first advance the library's background
 // work: a Test call is how a polling program lets MPI progress, and a peer's rendezvous may wait for
 // this rank's clear-to-send or group (p2p/engine.h) while the array holds only the base MPI's
@@ -35,7 +38,7 @@ struct CompletedElement {
 int array_result(int rc, const std::vector<CompletedElement>& completed) {
   const bool failed =
       std::any_of(completed.begin(), completed.end(), [](const CompletedElement& e) { return e.error != MPI_SUCCESS; });
-  if (!failed || (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)) return rc;
+  if (!failed || !array_completed(rc)) return rc;
   for (const CompletedElement& element : completed) {
     if (element.status == MPI_STATUS_IGNORE) continue;
     if (element.error != MPI_SUCCESS || rc == MPI_SUCCESS) element.status->MPI_ERROR = element.error;
@@ -81,7 +84,7 @@ class MaskedArray {
   }
   // The base MPI's Waitsome/Testsome completed *outcount elements and returned rc.
   int some_completed(int rc, const int* outcount, const int indices[], MPI_Status statuses[]) {
-    if ((rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) || *outcount == MPI_UNDEFINED) return rc;
+    if (!array_completed(rc) || *outcount == MPI_UNDEFINED) return rc;
     std::vector<CompletedElement> done;
     for (int k = 0; k < *outcount; ++k) {
       MPI_Status* status = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k];
@@ -338,7 +341,7 @@ int test_all_now(int count, MPI_Request requests[], int* flag, MPI_Status status
   KeptStatuses kept(count, masked.view());
   const int rc =
       call_over_all(count, masked.view(), statuses, [&] { return PMPI_Waitall(count, masked.view(), statuses); });
-  if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) kept.all_completed(statuses);
+  if (array_completed(rc)) kept.all_completed(statuses);
   return masked.all_completed(rc, statuses);
 }
 
@@ -349,8 +352,6 @@ int test_all_now(int count, MPI_Request requests[], int* flag, MPI_Status status
 // (runtime/kept_statuses.h); one atomic load while none is kept.
 
 namespace {
-
-bool array_completed(int rc) { return rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS; }
 
 // Waitsome or Testsome (`some`, the form above) with the kept statuses.
 template <class Some>
