@@ -137,29 +137,31 @@ void KeptStatuses::some_completed(const int* outcount, const int indices[], MPI_
   }
 }
 
-int KeptStatuses::complete_first(MPI_Request requests[], int* index, MPI_Status* status, CompleteOne complete) {
-  const Element& first = elements_.front();
+int KeptStatuses::complete(const Element& element, MPI_Request requests[], CompleteOne complete_one,
+                           MPI_Status* completion) {
+  set_empty_status(completion);
+  completion->MPI_ERROR = MPI_SUCCESS;
+  const int rc = complete_one(&requests[element.index], completion);  // complete already: returns at once
+  if (rc == MPI_SUCCESS) give(element, completion);
+  return rc;
+}
+
+int KeptStatuses::complete_first(MPI_Request requests[], int* index, MPI_Status* status, CompleteOne complete_one) {
   MPI_Status completion;
-  set_empty_status(&completion);
-  completion.MPI_ERROR = MPI_SUCCESS;
-  const int rc = complete(&requests[first.index], &completion);  // complete already: returns at once
+  const int rc = complete(elements_.front(), requests, complete_one, &completion);
   if (rc != MPI_SUCCESS) return rc;
-  give(first, &completion);
   if (status != MPI_STATUS_IGNORE) *status = completion;
-  *index = first.index;
+  *index = elements_.front().index;
   return MPI_SUCCESS;
 }
 
 int KeptStatuses::complete_each(MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[],
-                                CompleteOne complete) {
+                                CompleteOne complete_one) {
   int done = 0;
   for (const Element& e : elements_) {
     MPI_Status completion;
-    set_empty_status(&completion);
-    completion.MPI_ERROR = MPI_SUCCESS;
-    const int rc = complete(&requests[e.index], &completion);
+    const int rc = complete(e, requests, complete_one, &completion);
     if (rc != MPI_SUCCESS) return rc;
-    give(e, &completion);
     if (statuses != MPI_STATUSES_IGNORE) statuses[done] = completion;
     indices[done++] = e.index;
   }

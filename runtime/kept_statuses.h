@@ -72,8 +72,9 @@ class KeptStatuses {
   // For Waitany/Testany and Waitsome/Testsome, which may return any completed elements: whether the
   // array holds a kept request, and completing it (the first, or each) by `complete`.
   bool any() const { return !elements_.empty(); }
-  int complete_first(MPI_Request requests[], int* index, MPI_Status* status, CompleteOne complete);
-  int complete_each(MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[], CompleteOne complete);
+  int complete_first(MPI_Request requests[], int* index, MPI_Status* status, CompleteOne complete_one);
+  int complete_each(MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[],
+                    CompleteOne complete_one);
 
   struct Kept {
     MPI_Status status;
@@ -87,6 +88,8 @@ class KeptStatuses {
     Kept kept;
   };
   static void give(const Element& element, MPI_Status* status);
+  // Completes the element's request by `complete_one` into *completion, its kept status given back.
+  static int complete(const Element& element, MPI_Request requests[], CompleteOne complete_one, MPI_Status* completion);
   std::vector<Element> elements_;
 };
 

@@ -50,7 +50,6 @@ for seed in $(seq "$first" "$last"); do
     [[ $name =~ $only ]] || continue
     [[ -n $yield_shim ]] && environment="LD_PRELOAD=$yield_shim $environment"
     read -r -a program <<<"$command"
-    launch=()
     if [[ $base_mpi == debian ]]; then
       launch=(mpiexec -n "$ranks")
       for pair in $environment; do launch+=(-genv "${pair%%=*}" "${pair#*=}"); done
