@@ -65,13 +65,15 @@ namespace mcrp {
 }
 
 // A host call straight to the base MPI, unless it may hold what MPICH 4.0.2 does not check and
-// crashes on (the router's validate, collectives/dispatch.cpp): a negative or large scalar count (one unsigned compare each),
-// MPI_IN_PLACE other than the common use, a vector form's NULL or large-count arrays. Then the
-// layout decides which of those are significant at all.
+// crashes on (the router's validate, collectives/dispatch.cpp): a negative or large scalar count (one unsigned compare
+// each), MPI_IN_PLACE other than the common use, a vector form's NULL or large-count arrays. Then the layout decides
+// which of those are significant at all. MPI_DATATYPE_NULL in a reduction: MPICH 5.0.2 aborts on it (one compare,
+// reductions only).
 [[gnu::always_inline]] inline bool needs_host_checks(const CollCall& call) {
   return static_cast<std::uint64_t>(call.sendcount) >= static_cast<std::uint64_t>(kCheckedCount) ||
          static_cast<std::uint64_t>(call.recvcount) >= static_cast<std::uint64_t>(kCheckedCount) ||
-         in_place_to_check(call) || counts_arrays_to_check(call);
+         (is_reduction(call.kind) && call.recvtype == MPI_DATATYPE_NULL) || in_place_to_check(call) ||
+         counts_arrays_to_check(call);
 }
 
 // A buffer argument whose datatype is derived may hold data away from the pointer itself (MPI_BOTTOM

@@ -39,18 +39,4 @@ bool parse_kind(const char* text, CollKind* kind) {
   return false;
 }
 
-bool is_reduction(CollKind kind) {
-  switch (kind) {
-    case CollKind::allreduce:
-    case CollKind::reduce:
-    case CollKind::reduce_scatter:
-    case CollKind::reduce_scatter_block:
-    case CollKind::scan:
-    case CollKind::exscan:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace mcrp

@@ -27,8 +27,11 @@ const char* nonblocking_mpi_name(CollKind kind);
 // Parses kind_name() output (case-insensitive); returns false when unknown.
 bool parse_kind(const char* text, CollKind* kind);
 
-// Reductions combine data with an MPI_Op; the others only move bytes.
-bool is_reduction(CollKind kind);
+// Reductions combine data with an MPI_Op; the others only move bytes. Inline, as is_rooted below.
+constexpr bool is_reduction(CollKind kind) {
+  return kind == CollKind::allreduce || kind == CollKind::reduce || kind == CollKind::reduce_scatter ||
+         kind == CollKind::reduce_scatter_block || kind == CollKind::scan || kind == CollKind::exscan;
+}
 // Rooted collectives have buffers that are significant only at (or only away from) the root.
 // Inline: the host calls' direct test (collectives/host_direct.h) folds it per entry point.
 constexpr bool is_rooted(CollKind kind) {

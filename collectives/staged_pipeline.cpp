@@ -195,7 +195,7 @@ Status PipelinedCall::start_chunk(int k) {
     default:
       return Status(MPI_ERR_INTERN, "no pipelined form of this collective");
   }
-  if (rc != MPI_SUCCESS) return already_raised(rc);
+  MCRP_TRY(from_base(rc));
   ++started_;
   g_chunks_started.fetch_add(1, std::memory_order_relaxed);
   return {};
@@ -210,7 +210,7 @@ Status PipelinedCall::copy_back_ready() {
   while (returned_ < started_) {
     int flag = 0;
     const int rc = PMPI_Test(&requests_[static_cast<std::size_t>(returned_)], &flag, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) return already_raised(rc);
+    MCRP_TRY(from_base(rc));
     if (!flag) return {};
     MCRP_TRY(copy_back(returned_));
     ++returned_;

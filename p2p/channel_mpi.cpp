@@ -52,7 +52,7 @@ class MpiChannel final : public Channel {
     }
     int flag = 0;
     const int rc = PMPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) return already_raised(rc);
+    MCRP_TRY(from_base(rc));
     *done = flag != 0;
     return {};
   }
@@ -88,7 +88,7 @@ class MpiChannel final : public Channel {
       const auto bytes = static_cast<MPI_Count>(t.bytes);
       const int rc = t.send ? PMPI_Issend_c(t.data, bytes, MPI_BYTE, t.peer, 0, comm_, &requests_[i])
                             : PMPI_Irecv_c(t.data, bytes, MPI_BYTE, t.peer, 0, comm_, &requests_[i]);
-      if (rc != MPI_SUCCESS) return already_raised(rc);
+      MCRP_TRY(from_base(rc));
     }
     return {};
   }

@@ -15,6 +15,7 @@
 #include "p2p/assertion.h"
 #include "runtime/base_collective_meeting.h"
 #include "runtime/memory_alloc_kinds.h"
+#include "runtime/raised_errors.h"
 
 namespace {
 
@@ -61,7 +62,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 }
 
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
-  int rc = PMPI_Comm_get_info(comm, info_used);
+  int rc = mcrp::base_result([&] { return PMPI_Comm_get_info(comm, info_used); });
   if (rc == MPI_SUCCESS) rc = mcrp::add_library_kinds(*info_used, nullptr);
   if (rc == MPI_SUCCESS) rc = mcrp::report_device_only_assertion(comm, *info_used);
   return rc;
@@ -83,7 +84,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
-  return assert_new(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
+  return assert_new(mcrp::base_result([&] { return PMPI_Comm_create_group(comm, group, tag, newcomm); }), newcomm);
 }
 
 // Stencil and graph codes exchange halos on these.

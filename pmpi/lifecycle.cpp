@@ -6,16 +6,18 @@
 // off the base MPI's free of a handle one of the library's requests still uses
 // (runtime/handle_holds.h); MPI_Comm_disconnect first finishes the library's operations on the
 // communicator (runtime/disconnect.h).
+#include "runtime/lifecycle.h"
+
 #include <mpi.h>
 
 #include "collectives/shutdown.h"
 #include "p2p/assertion.h"
 #include "runtime/disconnect.h"
 #include "runtime/handle_holds.h"
-#include "runtime/lifecycle.h"
 #include "runtime/memory_alloc_kinds.h"
 #include "runtime/nccl_teardown.h"
 #include "runtime/progress_thread.h"
+#include "runtime/raised_errors.h"
 #include "runtime/requests.h"
 #include "runtime/self_comm.h"
 
@@ -36,13 +38,13 @@ extern "C" {
 // the program is told what it asked for, as a plain MPI tells it.
 int MPI_Init(int* argc, char*** argv) {
   int provided = MPI_THREAD_SINGLE;
-  const int rc = mcrp::init_base_mpi(argc, argv, nullptr, &provided);
+  const int rc = mcrp::base_result([&] { return mcrp::init_base_mpi(argc, argv, nullptr, &provided); });
   if (rc == MPI_SUCCESS) after_init();
   return rc;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const int rc = mcrp::init_base_mpi(argc, argv, &required, provided);
+  const int rc = mcrp::base_result([&] { return mcrp::init_base_mpi(argc, argv, &required, provided); });
   if (rc == MPI_SUCCESS) after_init();
   return rc;
 }
@@ -89,13 +91,17 @@ int MPI_Session_get_info(MPI_Session session, MPI_Info* info_used) {
   return rc == MPI_SUCCESS ? mcrp::add_library_kinds(*info_used, mcrp::session_request(session).c_str()) : rc;
 }
 
-int MPI_Comm_free(MPI_Comm* comm) { return mcrp::free_comm(comm); }
+int MPI_Comm_free(MPI_Comm* comm) {
+  return mcrp::base_result([&] { return mcrp::free_comm(comm); });
+}
 
 int MPI_Type_free(MPI_Datatype* datatype) { return mcrp::free_datatype(datatype); }
 
 int MPI_Op_free(MPI_Op* op) { return mcrp::free_op(op); }
 
-int MPI_Comm_disconnect(MPI_Comm* comm) { return mcrp::disconnect_comm(comm); }
+int MPI_Comm_disconnect(MPI_Comm* comm) {
+  return mcrp::base_result([&] { return mcrp::disconnect_comm(comm); });
+}
 
 // CUDA buffers are supported whatever the base MPI says: the library stages what it cannot route.
 int MPIX_Query_cuda_support(void) { return 1; }
@@ -106,7 +112,7 @@ int MPIX_GPU_query_support(int gpu_type, int* is_supported) {
     return MPI_SUCCESS;
   }
   // Bad arguments too: the base MPI reports them through the error handler, as MPI requires.
-  return PMPIX_GPU_query_support(gpu_type, is_supported);
+  return mcrp::base_result([&] { return PMPIX_GPU_query_support(gpu_type, is_supported); });
 }
 
 }  // extern "C"

@@ -18,6 +18,8 @@
 #pragma once
 #include <mpi.h>
 
+#include "runtime/raised_errors.h"
+
 namespace mcrp {
 
 // Before a blocking collective of the base MPI's over `comm` (a constructor's parent; the
@@ -29,8 +31,10 @@ int meet_before_base_collective(MPI_Comm comm);
 // error instead if it failed.
 template <class BaseCall>
 int after_meeting(MPI_Comm comm, BaseCall base_call) {
-  const int rc = meet_before_base_collective(comm);
-  return rc == MPI_SUCCESS ? base_call() : rc;
+  return base_result([&] {
+    const int rc = meet_before_base_collective(comm);
+    return rc == MPI_SUCCESS ? base_call() : rc;
+  });
 }
 
 }  // namespace mcrp

@@ -73,6 +73,7 @@ int raise_error(MPI_Comm comm, const char* call, int comm_size, const Status& st
     PMPI_Errhandler_free(&handler);
   }
   PMPI_Comm_call_errhandler(comm, code);
+  forget_raised_code();  // the program's handler recorded the library's own code just now
   return code;
 }
 

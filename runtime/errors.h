@@ -4,13 +4,19 @@
 #include <mpi.h>
 
 #include "device/status.h"
+#include "runtime/raised_errors.h"
 
 namespace mcrp {
 
 // A Status carrying an MPI error code that the base MPI already raised (its handler already ran).
 Status already_raised(int mpi_code);
-// The Status of a base-MPI call's return code: success, or already_raised(rc).
-inline Status from_base(int rc) { return rc == MPI_SUCCESS ? Status() : already_raised(rc); }
+// The Status of a base-MPI call's return code: success, or already_raised(rc). A success after the
+// base MPI gave the program's handler an error is that error (runtime/raised_errors.h).
+inline Status from_base(int rc) {
+  const int raised = take_raised_code();
+  if (rc == MPI_SUCCESS) rc = raised;
+  return rc == MPI_SUCCESS ? Status() : already_raised(rc);
+}
 
 // Raises `status` on `comm` and returns the code the MPI call must return. `call` names the entry
 // point ("MPI_Allreduce"); comm_size > 0 adds "on a communicator of N ranks" to the message.

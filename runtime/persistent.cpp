@@ -110,7 +110,7 @@ Status create_persistent(PersistentStart start, HandleHolds holds, MPI_Request* 
   const MPI_Comm self = library_self_comm();
   if (self == MPI_COMM_NULL) return Status(MPI_ERR_OTHER, "MPI is not initialized");
   const int rc = PMPI_Barrier_init(self, MPI_INFO_NULL, request);
-  if (rc != MPI_SUCCESS) return already_raised(rc);
+  MCRP_TRY(from_base(rc));
   auto entry = std::make_shared<PersistentEntry>();
   entry->start = std::move(start);
   entry->holds = std::move(holds);

@@ -80,7 +80,7 @@ class StagedOp final : public AsyncOp {
     if (!copied_back_) {
       int flag = 0;
       const int rc = PMPI_Test(&inner_, &flag, MPI_STATUS_IGNORE);
-      if (rc != MPI_SUCCESS) return already_raised(rc);
+      MCRP_TRY(from_base(rc));
       if (!flag) return {};
       if (!copy_) {
         *done = true;
@@ -110,7 +110,7 @@ Status run_staged_call(StagedCall& staged, const StagedBase& base, bool copy) {
   MpiProgress progress("a staged call (its copies and the base MPI's call)");
   MCRP_TRY(staged.prepare(copy, stream, progress));
   const int rc = base(staged.send_argument(), staged.recv_argument(), nullptr);
-  if (rc != MPI_SUCCESS) return already_raised(rc);
+  MCRP_TRY(from_base(rc));
   if (!copy) return {};
   MCRP_TRY(staged.stage_out(stream));
   return device::wait_stream(stream, progress);
@@ -149,7 +149,7 @@ Status start_staged_sides(StagedSides sides, const StagedBase& base, bool copy, 
   auto op = std::make_unique<StagedOp>(std::move(sides), stream, copy);
   MCRP_TRY(op->staged().prepare(copy, stream, progress));
   const int rc = base(op->staged().send_argument(), op->staged().recv_argument(), op->inner());
-  if (rc != MPI_SUCCESS) return already_raised(rc);
+  MCRP_TRY(from_base(rc));
   return start_generalized(std::move(op), comm, call, {send_type, recv_type}, request);
 }
 

@@ -6,6 +6,7 @@
 #include "runtime/kept_statuses.h"
 #include "runtime/persistent.h"
 #include "runtime/progress.h"
+#include "runtime/raised_errors.h"
 #include "runtime/requests.h"
 
 namespace mcrp {
@@ -361,7 +362,7 @@ int some_kept(int count, MPI_Request requests[], int* outcount, int indices[], M
   if (kept.any() && outcount != nullptr && indices != nullptr) {
     return kept.complete_each(requests, outcount, indices, statuses, wait_one_unkept);
   }
-  const int rc = some(count, requests, outcount, indices, statuses);
+  const int rc = base_result([&] { return some(count, requests, outcount, indices, statuses); });
   if (array_completed(rc)) kept.some_completed(outcount, indices, statuses);
   return rc;
 }
@@ -371,7 +372,7 @@ int some_kept(int count, MPI_Request requests[], int* outcount, int indices[], M
 int wait_one(MPI_Request* request, MPI_Status* status) {
   if (!statuses_kept() || request == nullptr) return wait_one_unkept(request, status);
   KeptStatuses kept(1, request);
-  const int rc = wait_one_unkept(request, status);
+  const int rc = base_result([&] { return wait_one_unkept(request, status); });
   if (rc == MPI_SUCCESS) kept.completed(0, status);
   return rc;
 }
@@ -379,7 +380,7 @@ int wait_one(MPI_Request* request, MPI_Status* status) {
 int wait_all(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (!statuses_kept()) return wait_all_unkept(count, requests, statuses);
   KeptStatuses kept(count, requests);
-  const int rc = wait_all_unkept(count, requests, statuses);
+  const int rc = base_result([&] { return wait_all_unkept(count, requests, statuses); });
   if (array_completed(rc)) kept.all_completed(statuses);
   return rc;
 }
@@ -388,7 +389,7 @@ int wait_any(int count, MPI_Request requests[], int* index, MPI_Status* status) 
   if (!statuses_kept()) return wait_any_unkept(count, requests, index, status);
   KeptStatuses kept(count, requests);
   if (kept.any() && index != nullptr) return kept.complete_first(requests, index, status, wait_one_unkept);
-  const int rc = wait_any_unkept(count, requests, index, status);
+  const int rc = base_result([&] { return wait_any_unkept(count, requests, index, status); });
   if (rc == MPI_SUCCESS) kept.completed(*index, status);
   return rc;
 }
@@ -401,7 +402,7 @@ int test_one(MPI_Request* request, int* flag, MPI_Status* status) {
   advance_background_work();
   if (!statuses_kept() || request == nullptr) return test_one_now(request, flag, status);
   KeptStatuses kept(1, request);
-  const int rc = test_one_now(request, flag, status);
+  const int rc = base_result([&] { return test_one_now(request, flag, status); });
   if (rc == MPI_SUCCESS && *flag) kept.completed(0, status);
   return rc;
 }
@@ -410,7 +411,7 @@ int test_all(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]
   advance_background_work();
   if (!statuses_kept()) return test_all_now(count, requests, flag, statuses);
   KeptStatuses kept(count, requests);
-  const int rc = test_all_now(count, requests, flag, statuses);
+  const int rc = base_result([&] { return test_all_now(count, requests, flag, statuses); });
   if (array_completed(rc) && *flag) kept.all_completed(statuses);
   return rc;
 }
@@ -423,7 +424,7 @@ int test_any(int count, MPI_Request requests[], int* index, int* flag, MPI_Statu
     *flag = 1;
     return kept.complete_first(requests, index, status, wait_one_unkept);
   }
-  const int rc = test_any_now(count, requests, index, flag, status);
+  const int rc = base_result([&] { return test_any_now(count, requests, index, flag, status); });
   if (rc == MPI_SUCCESS && *flag) kept.completed(*index, status);
   return rc;
 }
