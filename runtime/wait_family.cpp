@@ -350,7 +350,9 @@ int test_all_now(int count, MPI_Request requests[], int* flag, MPI_Status status
 
 // The entry points: the forms above, with the statuses kept for requests that
 // MPI_Request_get_status saw complete given back where the base MPI lost them
-// (runtime/kept_statuses.h); one atomic load while none is kept.
+// (runtime/kept_statuses.h); one atomic load while none is kept. Where they read what a completion
+// wrote (an index, a flag), its result is base_result's: a base MPI that returned MPI_SUCCESS after
+// the program's error handler ran wrote nothing (runtime/raised_errors.h).
 
 namespace {
 

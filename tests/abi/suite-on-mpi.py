@@ -20,6 +20,7 @@ first needs a look at whether the MPI or the library is at fault (docs/reliabili
 
 import argparse
 import concurrent.futures
+import functools
 import json
 import os
 import re
@@ -44,11 +45,10 @@ def test_property(test, name, default=None):
     return default
 
 
-def links_library(program, cache={}):
-    if program not in cache:
-        ldd = subprocess.run(["ldd", program], capture_output=True, text=True)
-        cache[program] = "libmcrpmpi.so" in ldd.stdout
-    return cache[program]
+@functools.lru_cache(maxsize=None)
+def links_library(program):
+    ldd = subprocess.run(["ldd", program], capture_output=True, text=True)
+    return "libmcrpmpi.so" in ldd.stdout
 
 
 def parse_launch(command):
